@@ -1,0 +1,129 @@
+"""tapejax: TensorFlow 2's eager autodiff API on a JAX engine. Use it as `import tapejax as tf`.
+
+This module is the `tf` namespace: explicit re-exports only, no logic.
+"""
+
+import jax as _jax
+
+# TF's dtypes include float64 and int64, which JAX keeps only with x64 enabled. Every tapejax value carries an
+# explicit dtype, so float32 code stays float32.
+_jax.config.update("jax_enable_x64", True)
+
+from tapejax import dtypes as dtypes
+from tapejax import errors as errors
+from tapejax import linalg as linalg
+from tapejax import math as math
+from tapejax import nn as nn
+from tapejax import random as random
+from tapejax._src.dtypes import DType as DType
+from tapejax._src.dtypes import as_dtype as as_dtype
+from tapejax._src.dtypes import float16 as float16
+from tapejax._src.dtypes import half as half
+from tapejax._src.dtypes import bfloat16 as bfloat16
+from tapejax._src.dtypes import float32 as float32
+from tapejax._src.dtypes import float64 as float64
+from tapejax._src.dtypes import double as double
+from tapejax._src.dtypes import complex64 as complex64
+from tapejax._src.dtypes import complex128 as complex128
+from tapejax._src.dtypes import int8 as int8
+from tapejax._src.dtypes import int16 as int16
+from tapejax._src.dtypes import int32 as int32
+from tapejax._src.dtypes import int64 as int64
+from tapejax._src.dtypes import uint8 as uint8
+from tapejax._src.dtypes import uint16 as uint16
+from tapejax._src.dtypes import uint32 as uint32
+from tapejax._src.dtypes import uint64 as uint64
+from tapejax._src.dtypes import bool_ as bool  # noqa: A001 (TF's name)
+from tapejax._src.gradient_tape import GradientTape as GradientTape
+from tapejax._src.gradient_tape import UnconnectedGradients as UnconnectedGradients
+from tapejax._src.logs import get_logger as get_logger
+from tapejax._src.tensor import Tensor as Tensor
+from tapejax._src.tensor import TensorShape as TensorShape
+from tapejax._src.variable import Variable as Variable
+from tapejax._src.variable import name_scope as name_scope
+from tapejax.ops.math import add as add
+from tapejax.ops.math import subtract as subtract
+from tapejax.ops.math import multiply as multiply
+from tapejax.ops.math import truediv as truediv
+from tapejax.ops.math import divide as divide
+from tapejax.ops.math import pow as pow
+from tapejax.ops.math import negative as negative
+from tapejax.ops.math import abs as abs
+from tapejax.ops.math import sign as sign
+from tapejax.ops.math import square as square
+from tapejax.ops.math import sqrt as sqrt
+from tapejax.ops.math import exp as exp
+from tapejax.ops.math import sin as sin
+from tapejax.ops.math import cos as cos
+from tapejax.ops.math import tan as tan
+from tapejax.ops.math import asin as asin
+from tapejax.ops.math import acos as acos
+from tapejax.ops.math import atan as atan
+from tapejax.ops.math import atan2 as atan2
+from tapejax.ops.math import sinh as sinh
+from tapejax.ops.math import cosh as cosh
+from tapejax.ops.math import tanh as tanh
+from tapejax.ops.math import asinh as asinh
+from tapejax.ops.math import acosh as acosh
+from tapejax.ops.math import atanh as atanh
+from tapejax.ops.math import sigmoid as sigmoid
+from tapejax.ops.math import maximum as maximum
+from tapejax.ops.math import minimum as minimum
+from tapejax.ops.math import clip_by_value as clip_by_value
+from tapejax.ops.math import floor as floor
+from tapejax.ops.math import round as round
+from tapejax.ops.math import equal as equal
+from tapejax.ops.math import not_equal as not_equal
+from tapejax.ops.math import less as less
+from tapejax.ops.math import less_equal as less_equal
+from tapejax.ops.math import greater as greater
+from tapejax.ops.math import greater_equal as greater_equal
+from tapejax.ops.math import logical_and as logical_and
+from tapejax.ops.math import logical_or as logical_or
+from tapejax.ops.math import logical_not as logical_not
+from tapejax.ops.math import reduce_sum as reduce_sum
+from tapejax.ops.math import reduce_mean as reduce_mean
+from tapejax.ops.math import reduce_max as reduce_max
+from tapejax.ops.math import reduce_min as reduce_min
+from tapejax.ops.math import reduce_prod as reduce_prod
+from tapejax.ops.math import reduce_logsumexp as reduce_logsumexp
+from tapejax.ops.math import reduce_any as reduce_any
+from tapejax.ops.math import reduce_all as reduce_all
+from tapejax.ops.math import argmax as argmax
+from tapejax.ops.math import argmin as argmin
+from tapejax.ops.math import add_n as add_n
+from tapejax.ops.math import clip_by_norm as clip_by_norm
+from tapejax.ops.array import reshape as reshape
+from tapejax.ops.array import transpose as transpose
+from tapejax.ops.array import squeeze as squeeze
+from tapejax.ops.array import expand_dims as expand_dims
+from tapejax.ops.array import broadcast_to as broadcast_to
+from tapejax.ops.array import tile as tile
+from tapejax.ops.array import pad as pad
+from tapejax.ops.array import stack as stack
+from tapejax.ops.array import concat as concat
+from tapejax.ops.array import unstack as unstack
+from tapejax.ops.array import split as split
+from tapejax.ops.array import einsum as einsum
+from tapejax.ops.array import gather as gather
+from tapejax.ops.array import where as where
+from tapejax.ops.array import cast as cast
+from tapejax.ops.array import identity as identity
+from tapejax.ops.array import stop_gradient as stop_gradient
+from tapejax.ops.array import shape as shape
+from tapejax.ops.array import size as size
+from tapejax.ops.array import rank as rank
+from tapejax.ops.array import zeros as zeros
+from tapejax.ops.array import ones as ones
+from tapejax.ops.array import zeros_like as zeros_like
+from tapejax.ops.array import ones_like as ones_like
+from tapejax.ops.array import fill as fill
+from tapejax.ops.array import eye as eye
+from tapejax.ops.array import range as range
+from tapejax.ops.array import linspace as linspace
+from tapejax.ops.array import constant as constant
+from tapejax.ops.array import convert_to_tensor as convert_to_tensor
+from tapejax.ops.array import is_tensor as is_tensor
+from tapejax.ops.array import newaxis as newaxis
+from tapejax.ops.linalg import matmul as matmul
+from tapejax.ops.linalg import norm as norm

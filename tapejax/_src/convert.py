@@ -1,0 +1,85 @@
+"""Converting Python, numpy and tapejax values into arrays, by TensorFlow's rules.
+
+Python and numpy values become numpy arrays of the TF dtype (float -> float32, int -> int32); they are handed to
+JAX as they are, so a scalar operand costs no device transfer. Tensors and Variables yield their jax.Array.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax.numpy as jnp
+import numpy as np
+
+from . import dtypes
+from .tensor import _Operators
+
+# TF's DataTypeString names, used in its error messages ("expected to be a float tensor but is a double tensor").
+_TF_TYPE_STRING = {"float32": "float", "float64": "double", "float16": "half"}
+
+
+def tf_type_string(np_dtype: np.dtype) -> str:
+    name = dtypes.from_numpy(np_dtype).name
+    return _TF_TYPE_STRING.get(name, name)
+
+
+def _castable(source: np.dtype, target: np.dtype, from_python: bool) -> bool:
+    """Whether TF converts a value of `source` dtype to `target` implicitly."""
+    if source == target:
+        return True
+    s, t = source.kind, target.kind
+    if t == "V":  # bfloat16
+        t = "f"
+    if from_python:
+        # Python ints fit any numeric dtype (range checked by the caller); floats only float/complex.
+        return {"b": t == "b", "i": t in "iufc", "u": t in "iufc", "f": t in "fc", "c": t == "c"}[s]
+    return s == t or (s in "iu" and t in "iufc") or (s == "f" and t == "c")
+
+
+def to_array(value: Any, dtype: dtypes.DType | None = None, hint: dtypes.DType | None = None) -> Any:
+    """The array for `value`: a jax.Array for tensors and variables, a numpy array otherwise.
+
+    Args:
+      value: a Tensor, Variable, numpy array or scalar, Python number or bool, or nested lists of them.
+      dtype: the dtype the result must have; a tensor of another dtype is an error (TF's ValueError), a Python
+        value that does not fit it a TypeError.
+      hint: the preferred dtype for Python and numpy values (the dtype of the other operands of an op); a value
+        that cannot take it keeps its own dtype, and the op then reports the mismatch.
+    """
+    if isinstance(value, _Operators):
+        array = value._value
+        if dtype is not None and array.dtype != dtype._np:
+            raise ValueError(
+                f"Tensor conversion requested dtype {dtype.name} for Tensor with dtype "
+                f"{dtypes.from_numpy(array.dtype).name}: {value!r}"
+            )
+        return array
+    from_python = not isinstance(value, np.ndarray | np.generic)
+    if from_python and holds_tensor(value):
+        # Not recorded: ops pack lists of tensors with a recorded stack first (dispatch), so this is for
+        # values that no tape follows (variable initial values, constants).
+        return to_array(jnp.stack([to_array(v, dtype, hint) for v in value]), dtype, hint)
+    own = dtypes.infer_numpy_dtype(value)
+    target = dtype or hint
+    if target is None or target._np == own:
+        return np.asarray(value, dtype=own)
+    if _castable(own, target._np, from_python):
+        array = np.asarray(value)
+        if from_python and own.kind in "iu" and target.is_integer and array.size:
+            info = np.iinfo(target._np)
+            if array.min() < info.min or array.max() > info.max:
+                raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {target.name}")
+        return array.astype(target._np)
+    if dtype is not None:
+        raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {dtype.name}")
+    return np.asarray(value, dtype=own)
+
+
+def _holds_tensor(value: Any) -> bool:
+    return any(isinstance(v, _Operators) or (isinstance(v, list | tuple) and _holds_tensor(v)) for v in value)
+
+
+def holds_tensor(value: Any) -> bool:
+    """Whether a (nested) list or tuple contains tensors, which TF packs with tf.stack."""
+    return isinstance(value, list | tuple) and _holds_tensor(value)
+

@@ -1,0 +1,126 @@
+"""apply(): convert an op's inputs, run its JAX implementation, record it on every tape that follows an input.
+
+This is the per-op hot path: it is written for the common case (a few Tensor arguments, no tape or one tape).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from . import dtypes, errors, tape as tape_lib
+from .convert import holds_tensor, tf_type_string, to_array
+from .tensor import OPERATORS, EagerTensor, Tensor, new_tid
+from .variable import Variable
+
+if TYPE_CHECKING:
+    from .registry import OpDef
+
+_STACK = tape_lib.STACK
+_DIFFERENTIABLE_KINDS = frozenset("fcV")  # float, complex, bfloat16: the dtypes gradients flow through
+
+
+def _read_inputs(opdef: OpDef, args: tuple) -> tuple[list, list[int]]:
+    """The arrays and tensor ids of an op's tensor arguments, converted with TF's dtype rules."""
+    vals: list[Any] = []
+    tids: list[int] = []
+    pending: list[int] = []  # positions of Python/numpy values, converted once the dtype hint is known
+    for i, a in enumerate(args):
+        if isinstance(a, Tensor):
+            vals.append(a._value)
+            tids.append(a._tid)
+        elif isinstance(a, Variable):
+            tid, value = a._read()
+            vals.append(value)
+            tids.append(tid)
+        elif a is None:
+            vals.append(None)
+            tids.append(0)
+        elif holds_tensor(a):
+            packed = OPERATORS["stack"](a)  # TF auto-packs lists of tensors, recorded like any op
+            vals.append(packed._value)
+            tids.append(packed._tid)
+        else:
+            vals.append(a)
+            tids.append(new_tid())  # a constant of its own, so a replay can capture it by id
+            pending.append(i)
+    if pending:
+        group = opdef.same_dtype
+        hint = None
+        for i, v in enumerate(vals):
+            if v is not None and i not in pending and (group is True or i in group):
+                hint = dtypes.from_numpy(v.dtype)
+                break
+        for i in pending:
+            in_group = group is True or i in group
+            vals[i] = to_array(vals[i], hint=hint if in_group else None)
+    if opdef.same_dtype and len(vals) > 1:
+        _check_same_dtype(opdef, vals)
+    return vals, tids
+
+
+def _check_same_dtype(opdef: OpDef, vals: list) -> None:
+    group = opdef.same_dtype
+    first = None
+    for i, v in enumerate(vals):
+        if v is None or not (group is True or i in group):
+            continue
+        if first is None:
+            first = v.dtype
+        elif v.dtype != first:
+            raise errors.invalid_argument(
+                opdef.op_type,
+                f"cannot compute {opdef.op_type} as input #{i}(zero-based) was expected to be a "
+                f"{tf_type_string(first)} tensor but is a {tf_type_string(v.dtype)} tensor",
+            )
+
+
+def apply(opdef: OpDef, args: tuple, params: dict[str, Any]) -> Any:
+    """Runs `opdef` on `args` (its tensor arguments, in order) with static `params`, recording it on tapes."""
+    vals, tids = _read_inputs(opdef, args)
+    try:
+        out = opdef.impl(*vals, **params)
+    except (TypeError, ValueError) as e:
+        raise errors.invalid_argument(opdef.op_type, str(e)) from e
+    multiple = isinstance(out, tuple | list)
+    outs = tuple(EagerTensor(o) for o in out) if multiple else (EagerTensor(out),)
+    tapes = _STACK.tapes
+    if tapes and opdef.differentiable:
+        record(tapes, opdef, params, tids, vals, outs, multiple)
+    return outs if multiple else outs[0]
+
+
+def record(
+    tapes: list[tape_lib.Tape],
+    opdef: OpDef,
+    params: dict[str, Any],
+    tids: list[int] | tuple[int, ...],
+    vals: list | tuple,
+    outs: tuple[Tensor, ...],
+    multiple: bool,
+) -> None:
+    """Appends the op to each tape that tracks one of its inputs; its float outputs become tracked there.
+
+    Integer and bool outputs are never tracked: TF's gradient through them is None, not zero.
+    """
+    entry = None
+    for t in tapes:
+        tracked = t.tracked
+        for tid in tids:
+            if tid in tracked:
+                break
+        else:
+            continue
+        if entry is None:
+            out_tids = tuple(o._tid for o in outs)
+            entry = tape_lib.TapeEntry(
+                opdef, tuple(sorted(params.items())), tuple(tids), tuple(vals), out_tids, multiple
+            )
+            follow = [o._tid for o in outs if o._value.dtype.kind in _DIFFERENTIABLE_KINDS]
+        t.entries.append(entry)
+        tracked.update(follow)
+
+
+def is_differentiable(np_dtype: np.dtype) -> bool:
+    return np_dtype.kind in _DIFFERENTIABLE_KINDS

@@ -1,0 +1,193 @@
+"""Lowering: the slice of a trace that links sources to targets, as a pure function of jax arrays.
+
+`slice_trace` keeps only what connects (DESIGN invariant 4): entries that depend on no source become captured
+constants (their recorded input values), entries that lead to no target are dropped. The result is a `Program`,
+a hashable description of the replay (op identities, static params, wiring); `Lowered` turns it into a pure
+function and caches JAX transformations of it by structure (invariant 5): a structure seen once runs eagerly,
+without compiling, and a structure that repeats runs one cached XLA executable.
+"""
+
+from __future__ import annotations
+
+import collections
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
+
+import jax
+
+from . import errors
+from .tape import TapeEntry
+
+
+class Step(NamedTuple):
+    """One op of a program: `env += impl(*env[ins], **params)`; then `env[slot] += env[leaf]` for each add."""
+
+    op: Any  # OpDef; typed loosely to keep lowering free of the registry import
+    params: tuple[tuple[str, Any], ...]
+    ins: tuple[int, ...]
+    multiple: bool
+    adds: tuple[tuple[int, int], ...]
+
+
+class Program(NamedTuple):
+    """A replayable slice of a trace. Slots: leaves, then constants, then step outputs in order."""
+
+    steps: tuple[Step, ...]
+    n_leaves: int
+    n_consts: int
+    outputs: tuple[int, ...]
+
+
+class Slice(NamedTuple):
+    program: Program
+    leaf_tids: tuple[int, ...]  # the sources that connect, in slot order
+    perturbed: frozenset[int]  # leaves produced inside the slice: their slot holds an additive zero
+    const_tids: tuple[int, ...]
+    const_vals: tuple[Any, ...]
+    connected_targets: tuple[int, ...]  # positions (in the targets given) that depend on a leaf
+
+
+def slice_trace(entries: Sequence[TapeEntry], leaf_tids: Sequence[int], target_tids: Sequence[int]) -> Slice:
+    """The part of `entries` through which `target_tids` depend on `leaf_tids`, as a Program."""
+    leaf_set = set(leaf_tids)
+    depends = set(leaf_set)
+    forward: list[TapeEntry] = []
+    for e in entries:
+        for t in e.in_tids:
+            if t in depends:
+                forward.append(e)
+                depends.update(e.out_tids)
+                break
+    connected_targets = tuple(i for i, t in enumerate(target_tids) if t in depends)
+    needed = {target_tids[i] for i in connected_targets}
+    kept: list[TapeEntry] = []
+    for e in reversed(forward):
+        if not needed.isdisjoint(e.out_tids):
+            kept.append(e)
+            needed.update(t for t in e.in_tids if t in depends)
+    kept.reverse()
+
+    used_leaves = [t for t in dict.fromkeys(leaf_tids) if t in needed]
+    slot = {t: i for i, t in enumerate(used_leaves)}
+    produced = {t for e in kept for t in e.out_tids}
+    perturbed = frozenset(t for t in used_leaves if t in produced)
+    const_tids: list[int] = []
+    const_vals: list[Any] = []
+    for e in kept:
+        for t, v in zip(e.in_tids, e.in_vals):
+            if t and t not in depends and t not in slot:
+                slot[t] = len(used_leaves) + len(const_tids)
+                const_tids.append(t)
+                const_vals.append(v)
+    slot[0] = -1  # an absent optional input (None)
+    steps: list[Step] = []
+    n_slots = len(used_leaves) + len(const_tids)
+    for e in kept:
+        if not e.op.has_gradient:
+            raise LookupError(errors.NO_GRADIENT_REGISTERED.format(op_type=e.op.op_type))
+        adds = []
+        ins = tuple(slot[t] for t in e.in_tids)
+        for k, t in enumerate(e.out_tids):
+            if t in perturbed:
+                adds.append((n_slots + k, slot[t]))
+            slot[t] = n_slots + k
+        steps.append(Step(e.op, e.params, ins, e.multiple_results, tuple(adds)))
+        n_slots += len(e.out_tids)
+    outputs = tuple(slot[target_tids[i]] for i in connected_targets)
+    program = Program(tuple(steps), len(used_leaves), len(const_tids), outputs)
+    return Slice(program, tuple(used_leaves), perturbed, tuple(const_tids), tuple(const_vals), connected_targets)
+
+
+def replay_fn(program: Program) -> Callable[[Sequence[Any], Sequence[Any]], list[Any]]:
+    """The pure function `(leaves, consts) -> targets` that re-runs the program's ops."""
+    steps = [(s.op.impl, dict(s.params), s.ins, s.multiple, s.adds) for s in program.steps]
+    outputs = program.outputs
+
+    def replay(leaves: Sequence[Any], consts: Sequence[Any]) -> list[Any]:
+        env = [*leaves, *consts]
+        for impl, params, ins, multiple, adds in steps:
+            out = impl(*[env[i] if i >= 0 else None for i in ins], **params)
+            if multiple:
+                env.extend(out)
+            else:
+                env.append(out)
+            for s, leaf in adds:
+                env[s] = env[s] + leaf_cast(env[leaf], env[s])
+        return [env[i] for i in outputs]
+
+    return replay
+
+
+def leaf_cast(perturbation: Any, value: Any) -> Any:
+    return perturbation.astype(value.dtype) if perturbation.dtype != value.dtype else perturbation
+
+
+class Lowered:
+    """A program's replay function and its JAX transformations, compiled once the structure repeats."""
+
+    __slots__ = ("replay", "_transforms", "_compiled")
+
+    def __init__(self, program: Program):
+        self.replay = replay_fn(program)
+        self._transforms: dict[Any, Callable[..., Any]] = {}
+        self._compiled: dict[Any, Callable[..., Any] | None] = {}  # kind -> jitted fn; None once run eagerly
+
+    def transform(self, kind: Any, build: Callable[[Callable], Callable[..., Any]]) -> Callable[..., Any]:
+        """The uncompiled transformation `build(replay)`, memoized under `kind`."""
+        fn = self._transforms.get(kind)
+        if fn is None:
+            fn = self._transforms[kind] = build(self.replay)
+        return fn
+
+    def run(self, kind: Any, build: Callable[[Callable], Callable[..., Any]], *args: Any) -> Any:
+        """Runs a transformation: eagerly the first time, through one cached `jax.jit` executable after."""
+        fn = self.transform(kind, build)
+        if _is_traced(args):
+            return fn(*args)  # inside an outer jax trace (tf.function): inline, the outer jit compiles it
+        if kind not in self._compiled:
+            self._compiled[kind] = None
+            return fn(*args)
+        compiled = self._compiled[kind]
+        if compiled is None:
+            compiled = self._compiled[kind] = jax.jit(fn)
+        return compiled(*args)
+
+    def is_compiled(self, kind: Any) -> bool:
+        return self._compiled.get(kind) is not None
+
+
+def _is_traced(args: Any) -> bool:
+    return any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree_util.tree_leaves(args))
+
+
+class Cache:
+    """A bounded LRU map from trace structure (program + input avals) to its Lowered function."""
+
+    def __init__(self, maxsize: int = 512):
+        self.maxsize = maxsize
+        self._items: collections.OrderedDict[Any, Lowered] = collections.OrderedDict()
+
+    def get(self, program: Program, avals: Any) -> Lowered:
+        key = (program, avals)
+        lowered = self._items.get(key)
+        if lowered is None:
+            lowered = self._items[key] = Lowered(program)
+            if len(self._items) > self.maxsize:
+                self._items.popitem(last=False)
+        else:
+            self._items.move_to_end(key)
+        return lowered
+
+    def clear(self) -> None:
+        self._items.clear()
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+CACHE = Cache()
+
+
+def avals(values: Sequence[Any]) -> tuple[tuple[tuple[int, ...], Any], ...]:
+    """The shapes and dtypes of a program's inputs: part of its structure key."""
+    return tuple((tuple(v.shape), v.dtype) for v in values)

@@ -1,0 +1,160 @@
+"""The op table: an op is a row — its TF name, a pure JAX implementation and its static parameters.
+
+`op()` is the only place a row becomes a public callable. Its derivative is JAX's: no row carries gradient code
+(DESIGN invariant 1). The callable has the implementation's signature plus TF's `name=None`, which is dropped.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from . import dispatch
+from .tensor import OPERATORS, _Operators
+
+
+@dataclasses.dataclass(frozen=True, slots=True, eq=False)
+class OpDef:
+    """One row of the op table.
+
+    Attributes:
+      name: the TF path, e.g. "math.sin".
+      impl: a pure function of the tensor arguments (jax arrays) and the static keyword parameters.
+      static: names of the hashable parameters (axis, keepdims, shape...); everything else is a tensor argument.
+      differentiable: False for ops TF declares non-differentiable (argmax, floor, comparisons): they are not
+        recorded, so gradients through them are None.
+      has_gradient: False for ops TF has no gradient for (RandomShuffle): a gradient that must flow through
+        them raises LookupError, as in TF.
+      op_type: TF's op type name for error messages ("AddV2", "Mul"); derived from `name` by default.
+      same_dtype: True if all tensor arguments share one dtype (TF's attr "T"), or the positions that do.
+    """
+
+    name: str
+    impl: Callable[..., Any]
+    static: tuple[str, ...] = ()
+    differentiable: bool = True
+    has_gradient: bool = True
+    op_type: str = ""
+    same_dtype: bool | tuple[int, ...] = True
+    doc: str = ""
+
+    def __repr__(self) -> str:
+        return f"OpDef({self.name!r})"
+
+
+REGISTRY: dict[str, OpDef] = {}
+
+
+def lookup(name: str) -> OpDef:
+    """The row registered under a TF name, e.g. `lookup("math.sin")`."""
+    return REGISTRY[name]
+
+
+def _camel(name: str) -> str:
+    return "".join(part.capitalize() for part in name.rsplit(".", 1)[-1].split("_"))
+
+
+def hashable(value: Any) -> Any:
+    """A static parameter in hashable form: lists become tuples, concrete tensors and numpy values Python values."""
+    if isinstance(value, _Operators):
+        value = np.asarray(value._value).tolist()
+    elif isinstance(value, np.ndarray):
+        value = value.tolist()
+    elif isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, list | tuple):
+        return tuple(hashable(v) for v in value)
+    return value
+
+
+def op(
+    name: str,
+    impl: Callable[..., Any],
+    *,
+    static: tuple[str, ...] = (),
+    differentiable: bool = True,
+    has_gradient: bool = True,
+    op_type: str = "",
+    same_dtype: bool | tuple[int, ...] = True,
+    signature: str | None = None,
+    doc: str = "",
+) -> Callable[..., Any]:
+    """Declares an op and returns its public callable.
+
+    Args:
+      name: the TF path ("math.sin", "nn.relu", "reshape").
+      impl: a pure JAX function. Its parameters are the op's TF parameters: those named in `static` are hashable
+        keyword parameters, the others tensor arguments. A `*args` parameter takes a sequence of tensors.
+      signature: comma-separated TF parameter names for the tensor arguments when `impl` has no usable
+        signature (e.g. `jnp.sin` -> "x").
+      static, differentiable, has_gradient, op_type, same_dtype, doc: see OpDef.
+
+    >>> import jax.numpy as jnp
+    >>> sin = op("math.sin_example", jnp.sin, signature="x")
+    >>> print(sin(0.0))
+    tf.Tensor(0.0, shape=(), dtype=float32)
+    """
+    opdef = OpDef(name, impl, tuple(static), differentiable, has_gradient, op_type or _camel(name), same_dtype,
+                  doc)
+    REGISTRY[name] = opdef
+    if signature is not None:
+        parameters = [inspect.Parameter(p.strip(), inspect.Parameter.POSITIONAL_OR_KEYWORD)
+                      for p in signature.split(",")]
+        sig = inspect.Signature(parameters)
+    else:
+        sig = inspect.signature(impl)
+    fn = _public_callable(opdef, sig)
+    OPERATORS[name] = fn
+    return fn
+
+
+def _public_callable(opdef: OpDef, sig: inspect.Signature) -> Callable[..., Any]:
+    params = list(sig.parameters.values())
+    variadic = any(p.kind is p.VAR_POSITIONAL for p in params)
+    tensor_names = [p.name for p in params if p.name not in opdef.static and p.kind is not p.VAR_POSITIONAL
+                    and p.kind is not p.KEYWORD_ONLY]
+    static_defaults = {p.name: hashable(p.default) for p in params if p.name in opdef.static
+                       and p.default is not p.empty}
+    n_tensors = len(tensor_names)
+    apply = dispatch.apply
+    shown = [p.replace(kind=p.POSITIONAL_OR_KEYWORD) if p.kind is p.VAR_POSITIONAL else p for p in params]
+    public_sig = sig.replace(parameters=[*shown, inspect.Parameter("name", inspect.Parameter.KEYWORD_ONLY,
+                                                                    default=None)])
+    bind = public_sig.bind
+
+    if variadic:
+        # `fn(values, **static)`: the sequence of tensors is the first parameter, as in tf.stack / tf.concat.
+        first = params[0].name
+
+        def fn(*args, **kwargs):
+            kwargs.pop("name", None)
+            values = kwargs.pop(first) if first in kwargs else args[0]
+            rest = args[1:]
+            static = dict(static_defaults)
+            for p, v in zip((p for p in params[1:] if p.name in opdef.static), rest):
+                static[p.name] = hashable(v)
+            static.update((k, hashable(v)) for k, v in kwargs.items())
+            return apply(opdef, tuple(values), static)
+
+    else:
+
+        def fn(*args, **kwargs):
+            if not kwargs and len(args) == n_tensors and len(static_defaults) == len(opdef.static):
+                return apply(opdef, args, dict(static_defaults))  # the hot path: tensors only, by position
+            bound = bind(*args, **kwargs)
+            bound.apply_defaults()
+            arguments = bound.arguments
+            tensors = tuple(arguments[n] for n in tensor_names)
+            static = {n: hashable(arguments[n]) for n in opdef.static}
+            return apply(opdef, tensors, static)
+
+    fn.__name__ = opdef.name.rsplit(".", 1)[-1]
+    fn.__qualname__ = fn.__name__
+    fn.__doc__ = opdef.doc or f"Same semantics as tf.{opdef.name}; computed with JAX."
+    fn.__signature__ = public_sig  # type: ignore[attr-defined]
+    fn.opdef = opdef  # type: ignore[attr-defined]
+    return fn

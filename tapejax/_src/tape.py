@@ -1,0 +1,108 @@
+"""The trace a tape records, and the per-thread stack of tapes that are recording.
+
+A tape holds data, not closures: each entry names an op (a pure JAX function plus static params), the ids of
+its inputs and outputs, and the input values (the residuals a replay needs for inputs that are not sources).
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+if TYPE_CHECKING:
+    import jax
+
+    from .registry import OpDef
+
+
+class TapeEntry(NamedTuple):
+    """One recorded op application: `out_tids = op.impl(*in_vals, **params)`."""
+
+    op: OpDef
+    params: tuple[tuple[str, Any], ...]  # sorted (name, hashable value) pairs, passed as keywords
+    in_tids: tuple[int, ...]
+    in_vals: tuple[jax.Array, ...]
+    out_tids: tuple[int, ...]
+    multiple_results: bool  # impl returns a tuple (even of length one)
+
+
+class Tape:
+    """The recording state behind a GradientTape (or a ForwardAccumulator).
+
+    `tracked` is the set of tensor ids the tape follows: watched tensors, reads of watched variables and the
+    float outputs of ops recorded from them. An op is recorded only if one of its inputs is tracked, which is
+    TF's rule ("operations that touch watched values").
+    """
+
+    __slots__ = ("entries", "tracked", "reads", "variables", "watch_accessed_variables", "persistent")
+
+    def __init__(self, persistent: bool, watch_accessed_variables: bool):
+        self.persistent = persistent
+        self.watch_accessed_variables = watch_accessed_variables
+        self.entries: list[TapeEntry] = []
+        self.tracked: set[int] = set()
+        # variable uid -> [(read tid, read value)]: every read is its own leaf (DESIGN invariant 6).
+        self.reads: dict[int, list[tuple[int, jax.Array]]] = {}
+        # variable uid -> Variable, in the order they were first watched (`watched_variables()`).
+        self.variables: dict[int, Any] = {}
+
+    def watches_variable(self, variable: Any) -> bool:
+        return variable._uid in self.variables or (self.watch_accessed_variables and variable.trainable)
+
+    def watch_variable(self, variable: Any) -> None:
+        self.variables.setdefault(variable._uid, variable)
+
+    def record_read(self, variable: Any, tid: int, value: jax.Array) -> None:
+        self.variables.setdefault(variable._uid, variable)
+        self.reads.setdefault(variable._uid, []).append((tid, value))
+        self.tracked.add(tid)
+
+    def clear(self) -> None:
+        self.entries = []
+        self.tracked = set()
+        self.reads = {}
+        self.variables = {}
+
+
+class _Stack(threading.local):
+    """The tapes recording on this thread (TF's tape stack is per thread too)."""
+
+    def __init__(self):
+        self.tapes: list[Tape] = []
+
+
+STACK = _Stack()
+
+
+def push(tape: Tape) -> None:
+    STACK.tapes.append(tape)
+
+
+def pop(tape: Tape) -> None:
+    """Removes `tape` from the recording stack wherever it is (a tape may stop recording out of order)."""
+    tapes = STACK.tapes
+    for i in range(len(tapes) - 1, -1, -1):
+        if tapes[i] is tape:
+            del tapes[i]
+            return
+
+
+def is_recording(tape: Tape) -> bool:
+    return any(t is tape for t in STACK.tapes)
+
+
+def recording_tapes() -> list[Tape]:
+    return STACK.tapes
+
+
+class stop_all_recording:
+    """Context manager: no tape on this thread records inside it (used by lowering and by `tf.stop_gradient`)."""
+
+    __slots__ = ("_saved",)
+
+    def __enter__(self):
+        self._saved = STACK.tapes
+        STACK.tapes = []
+
+    def __exit__(self, *exc):
+        STACK.tapes = self._saved

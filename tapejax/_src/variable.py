@@ -1,0 +1,268 @@
+"""tf.Variable: a mutable cell whose every read is a leaf on the tapes that watch it.
+
+Assignment is not recorded: state stops gradients, as in TF. A read made while a tape watches the variable gets
+a fresh tensor id, and the tape keeps (id, value) so that the gradient for the variable is the sum over its
+reads (DESIGN invariant 6), each replayed with the value it had.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import numpy as np
+
+from . import dtypes, tape as tape_lib
+from .tensor import EagerTensor, Reference, Tensor, TensorShape, _Operators, new_tid, numpy_text
+from .convert import to_array
+
+_new_uid: Callable[[], int] = itertools.count(1).__next__
+
+# The enclosing tf.name_scope names, innermost last (filled by tf.name_scope).
+NAME_SCOPES: list[str] = []
+
+
+class Variable(_Operators):
+    """A mutable tensor-valued cell (`tf.Variable`).
+
+    >>> import tapejax as tf
+    >>> v = tf.Variable(2.0)
+    >>> v
+    <tf.Variable 'Variable:0' shape=() dtype=float32, numpy=2.0>
+    >>> with tf.GradientTape() as tape:
+    ...     y = v * v
+    >>> print(tape.gradient(y, v))
+    tf.Tensor(4.0, shape=(), dtype=float32)
+    """
+
+    __slots__ = ("_value", "_uid", "_name", "_trainable", "_shape", "_constraint", "__weakref__")
+
+    def __new__(cls, *args: Any, **kwargs: Any):
+        # `tf.Variable(...)` makes a ResourceVariable, as in TF (its class name shows in printed output).
+        return super().__new__(ResourceVariable if cls is Variable else cls)
+
+    def __init__(
+        self,
+        initial_value: Any = None,
+        trainable: bool | None = None,
+        validate_shape: bool = True,
+        caching_device: Any = None,
+        name: str | None = None,
+        variable_def: Any = None,
+        dtype: Any = None,
+        import_scope: Any = None,
+        constraint: Callable | None = None,
+        synchronization: Any = None,
+        aggregation: Any = None,
+        shape: Any = None,
+        experimental_enable_variable_lifting: bool = True,
+    ):
+        """Creates a variable; `caching_device`, `synchronization`, `aggregation` and the like are ignored."""
+        if initial_value is None:
+            raise ValueError("initial_value must be specified.")
+        if callable(initial_value):
+            initial_value = initial_value()
+        value = to_array(initial_value, dtype=None if dtype is None else dtypes.as_dtype(dtype))
+        self._value: jax.Array = jax.numpy.asarray(value)
+        self._uid = _new_uid()
+        base = "Variable" if name is None else name
+        self._name = "/".join([*NAME_SCOPES, base]) + ":0"
+        self._trainable = True if trainable is None else bool(trainable)
+        self._shape = TensorShape(self._value.shape if shape is None and validate_shape else shape)
+        self._constraint = constraint
+
+    # -- reading ---------------------------------------------------------------------------------------------
+
+    def _read(self) -> tuple[int, jax.Array]:
+        """The (tid, value) of a read; the tapes that watch this variable record it as a leaf."""
+        value = self._value
+        tapes = tape_lib.STACK.tapes
+        if not tapes:
+            return 0, value
+        tid = new_tid()
+        for t in tapes:
+            if t.watches_variable(self):
+                t.record_read(self, tid, value)
+        return tid, value
+
+    def read_value(self) -> Tensor:
+        tid, value = self._read()
+        out = EagerTensor(value)
+        if tid:
+            out._tid = tid
+        return out
+
+    value = read_value
+
+    def numpy(self) -> Any:
+        array = np.array(self._value)
+        return array[()] if array.ndim == 0 else array
+
+    def __array__(self, dtype=None, copy=None):
+        array = np.asarray(self._value)
+        return array if dtype is None else array.astype(dtype)
+
+    def __jax_array__(self) -> jax.Array:
+        return self._value
+
+    # -- assignment ------------------------------------------------------------------------------------------
+
+    def _new_value(self, value: Any) -> jax.Array:
+        array = to_array(value, dtype=self.dtype)
+        if not self._shape.is_compatible_with(array.shape):
+            raise ValueError(
+                f"Cannot assign value to variable ' {self._name}': Shape mismatch.The variable shape "
+                f"{self._shape}, and the assigned value shape {TensorShape(array.shape)} are incompatible."
+            )
+        return jax.numpy.asarray(array)
+
+    def _set(self, value: jax.Array, read_value: bool) -> Any:
+        if self._constraint is not None:
+            value = to_array(self._constraint(EagerTensor(value)), dtype=self.dtype)
+        self._value = value
+        return _UnreadVariable(self) if read_value else None
+
+    def assign(self, value: Any, use_locking: Any = None, name: str | None = None, read_value: bool = True):
+        """Sets the value; not recorded on any tape. Returns the variable (TF's "UnreadVariable" view)."""
+        return self._set(self._new_value(value), read_value)
+
+    def assign_add(self, delta: Any, use_locking: Any = None, name: str | None = None, read_value: bool = True):
+        return self._set(self._value + self._new_value(delta), read_value)
+
+    def assign_sub(self, delta: Any, use_locking: Any = None, name: str | None = None, read_value: bool = True):
+        return self._set(self._value - self._new_value(delta), read_value)
+
+    # -- properties ------------------------------------------------------------------------------------------
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def dtype(self) -> dtypes.DType:
+        return dtypes.from_numpy(self._value.dtype)
+
+    @property
+    def shape(self) -> TensorShape:
+        return self._shape if not self._shape.is_fully_defined() else TensorShape(self._value.shape)
+
+    @property
+    def ndim(self) -> int:
+        return self._value.ndim
+
+    @property
+    def trainable(self) -> bool:
+        return self._trainable
+
+    @property
+    def constraint(self) -> Callable | None:
+        return self._constraint
+
+    @property
+    def device(self) -> str:
+        device = next(iter(self._value.devices()))
+        return f"/job:localhost/replica:0/task:0/device:{device.platform.upper()}:{device.id}"
+
+    def get_shape(self) -> TensorShape:
+        return self.shape
+
+    def ref(self) -> Reference:
+        return Reference(self)
+
+    experimental_ref = ref
+
+    def __hash__(self):
+        raise TypeError(f"Variable is unhashable. Instead, use variable.ref() as the key. (Variable: {self!r})")
+
+    def __bool__(self) -> bool:
+        return bool(np.asarray(self._value))
+
+    def __float__(self) -> float:
+        return float(np.asarray(self._value))
+
+    def __int__(self) -> int:
+        return int(np.asarray(self._value))
+
+    def __len__(self) -> int:
+        if self._value.ndim == 0:
+            raise TypeError("Scalar tensor has no `len()`")
+        return self._value.shape[0]
+
+    def __iter__(self):
+        return iter(self.read_value())
+
+    def __repr__(self) -> str:
+        text = numpy_text(np.asarray(self._value), is_repr=True)
+        return f"<tf.Variable '{self._display_name()}' shape={self.shape} dtype={self.dtype.name}, numpy={text}>"
+
+    __str__ = __repr__
+
+    def _display_name(self) -> str:
+        return self._name
+
+
+class ResourceVariable(Variable):
+    """The concrete class of `tf.Variable(...)`, named as in TF."""
+
+    __slots__ = ()
+
+
+class _UnreadVariable(ResourceVariable):
+    """What `assign` returns in TF: a view of the same variable, printed as 'UnreadVariable'."""
+
+    __slots__ = ("_target",)
+
+    def __new__(cls, target: Variable):
+        return object.__new__(cls)
+
+    def __init__(self, target: Variable):
+        self._target = target
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(self._target, attr)
+
+    # The view shares its target's cell: reads and writes go to the target.
+    _value = property(lambda self: self._target._value)  # type: ignore[assignment]
+    _uid = property(lambda self: self._target._uid)  # type: ignore[assignment]
+    _name = property(lambda self: self._target._name)  # type: ignore[assignment]
+    _trainable = property(lambda self: self._target._trainable)  # type: ignore[assignment]
+    _shape = property(lambda self: self._target._shape)  # type: ignore[assignment]
+    _constraint = property(lambda self: self._target._constraint)  # type: ignore[assignment]
+
+    def _read(self):
+        return self._target._read()
+
+    def _set(self, value, read_value):
+        return self._target._set(value, read_value)
+
+    def _display_name(self) -> str:
+        return "UnreadVariable"
+
+
+class name_scope:
+    """A context manager that prefixes the names of variables created inside it (`tf.name_scope`).
+
+    >>> import tapejax as tf
+    >>> with tf.name_scope("dense"):
+    ...     v = tf.Variable(1.0, name="kernel")
+    >>> v.name
+    'dense/kernel:0'
+    """
+
+    def __init__(self, name: str):
+        self._name = name.rstrip("/") if name else ""
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    def __enter__(self) -> str:
+        if self._name:
+            NAME_SCOPES.append(self._name)
+        return "/".join(NAME_SCOPES) + "/"
+
+    def __exit__(self, *exc: object) -> None:
+        if self._name:
+            NAME_SCOPES.pop()
