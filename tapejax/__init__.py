@@ -3,12 +3,6 @@
 This module is the `tf` namespace: explicit re-exports only, no logic.
 """
 
-import jax as _jax
-
-# TF's dtypes include float64 and int64, which JAX keeps only with x64 enabled. Every tapejax value carries an
-# explicit dtype, so float32 code stays float32.
-_jax.config.update("jax_enable_x64", True)
-
 from tapejax import dtypes as dtypes
 from tapejax import errors as errors
 from tapejax import linalg as linalg
@@ -33,7 +27,7 @@ from tapejax._src.dtypes import uint8 as uint8
 from tapejax._src.dtypes import uint16 as uint16
 from tapejax._src.dtypes import uint32 as uint32
 from tapejax._src.dtypes import uint64 as uint64
-from tapejax._src.dtypes import bool_ as bool  # noqa: A001 (TF's name)
+from tapejax._src.dtypes import bool_ as bool  # noqa: A001, F401 (TF's name)
 from tapejax._src.gradient_tape import GradientTape as GradientTape
 from tapejax._src.gradient_tape import UnconnectedGradients as UnconnectedGradients
 from tapejax._src.logs import get_logger as get_logger

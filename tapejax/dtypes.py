@@ -18,5 +18,5 @@ from tapejax._src.dtypes import uint8 as uint8
 from tapejax._src.dtypes import uint16 as uint16
 from tapejax._src.dtypes import uint32 as uint32
 from tapejax._src.dtypes import uint64 as uint64
-from tapejax._src.dtypes import bool_ as bool  # noqa: A001 (TF's name)
+from tapejax._src.dtypes import bool_ as bool  # noqa: F401 (TF names it bool)
 from tapejax.ops.array import cast as cast

@@ -69,5 +69,5 @@ from tapejax.ops.math import reduce_all as reduce_all
 from tapejax.ops.math import argmax as argmax
 from tapejax.ops.math import argmin as argmin
 from tapejax.ops.math import add_n as add_n
-from tapejax.ops.math import floormod as mod
+from tapejax.ops.math import floormod as mod  # noqa: F401 (TF alias)
 from tapejax.ops.linalg import norm as norm

@@ -45,26 +45,30 @@ def _read_inputs(opdef: OpDef, args: tuple) -> tuple[list, list[int]]:
             vals.append(a)
             tids.append(new_tid())  # a constant of its own, so a replay can capture it by id
             pending.append(i)
+    group = opdef.same_dtype
     if pending:
-        group = opdef.same_dtype
         hint = None
         for i, v in enumerate(vals):
-            if v is not None and i not in pending and (group is True or i in group):
+            if v is not None and i not in pending and _in_group(group, i):
                 hint = dtypes.from_numpy(v.dtype)
                 break
         for i in pending:
-            in_group = group is True or i in group
-            vals[i] = to_array(vals[i], hint=hint if in_group else None)
-    if opdef.same_dtype and len(vals) > 1:
+            vals[i] = to_array(vals[i], hint=hint if _in_group(group, i) else None)
+    if group and len(vals) > 1:
         _check_same_dtype(opdef, vals)
     return vals, tids
+
+
+def _in_group(group: bool | tuple[int, ...], i: int) -> bool:
+    """Whether argument i shares the op's dtype (TF's attr "T") with the others in `group`."""
+    return group is True or (group is not False and i in group)
 
 
 def _check_same_dtype(opdef: OpDef, vals: list) -> None:
     group = opdef.same_dtype
     first = None
     for i, v in enumerate(vals):
-        if v is None or not (group is True or i in group):
+        if v is None or not _in_group(group, i):
             continue
         if first is None:
             first = v.dtype

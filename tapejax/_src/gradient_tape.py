@@ -133,7 +133,8 @@ class GradientTape:
           RuntimeError: on a second call to a non-persistent tape.
           LookupError: if the gradient must flow through an op that has no gradient (tf.random.shuffle).
         """
-        unconnected = UnconnectedGradients(unconnected_gradients)
+        unconnected = (unconnected_gradients if isinstance(unconnected_gradients, UnconnectedGradients)
+                       else UnconnectedGradients(unconnected_gradients))
         tape = self._begin_differentiation("gradient")
         if target is None:
             raise TypeError(
@@ -246,12 +247,11 @@ class _Problem:
     def vjp(self, flat_cts: _Flat) -> list[Any]:
         """Per source: the VJP of the connected targets with cotangents `flat_cts` (None means ones)."""
         sl = self.slice
+        given = tuple(flat_cts[i] is not None for i in sl.connected_targets)
         ct_tensors = []
         for i in sl.connected_targets:
             t, ct = self.targets[i], flat_cts[i]
-            if ct is None:
-                ct_tensors.append(EagerTensor(jnp.ones(t._value.shape, t._value.dtype)))
-            else:
+            if ct is not None:
                 ct_tensors.append(ct if isinstance(ct, Tensor | Variable) else
                                   EagerTensor(jnp.asarray(ct, t._value.dtype)))
         results: list[Any] = [None] * len(self.groups)
@@ -260,8 +260,8 @@ class _Problem:
             groups = tuple(self.slots[k] for k in connected)
             ct_vals = tuple(_value(c) for c in ct_tensors)
             lowered = lowering.CACHE.get(sl.program, lowering.avals(self.leaf_vals + sl.const_vals + ct_vals))
-            build = _vjp_builder(groups)
-            kind = ("vjp", groups)
+            build = _vjp_builder(groups, given)
+            kind = ("vjp", groups, given)
             outs = lowered.run(kind, build, self.leaf_vals, sl.const_vals, ct_vals)
             tensors = tuple(EagerTensor(o) for o in outs)
             self._record(lowered, kind, build, ct_tensors, tensors)
@@ -297,16 +297,20 @@ def _value(x: Any) -> Any:
     return x._value
 
 
-def _vjp_builder(groups: tuple[tuple[int, ...], ...]) -> Callable[[Callable], Callable]:
+def _vjp_builder(groups: tuple[tuple[int, ...], ...], given: tuple[bool, ...]) -> Callable[[Callable], Callable]:
     """Builds `(leaves, consts, cts) -> per-group gradient` from a replay: jax.vjp, then sums over reads.
 
-    TF's complex convention is the conjugate of JAX's: TF returns conj(vjp(conj(ct))).
+    `given[i]` says whether target i's cotangent is passed in; the others are ones (TF's default), made inside
+    the function so that no array of ones crosses to the device. TF's complex convention is the conjugate of
+    JAX's: TF returns conj(vjp(conj(ct))).
     """
 
     def build(replay: Callable) -> Callable:
         def vjp(leaves: Sequence[Any], consts: Sequence[Any], cts: Sequence[Any]) -> tuple[Any, ...]:
-            _, pullback = jax.vjp(lambda *l: replay(l, consts), *leaves)
-            leaf_cts = pullback([jnp.conj(c) for c in cts])
+            outs, pullback = jax.vjp(lambda *xs: replay(xs, consts), *leaves)
+            supplied = iter(cts)
+            seeds = [jnp.conj(next(supplied)) if g else jnp.ones_like(o) for g, o in zip(given, outs)]
+            leaf_cts = pullback(seeds)
             return tuple(jnp.conj(_sum(leaf_cts[i] for i in g)) for g in groups)
 
         return vjp

@@ -49,22 +49,19 @@ class Slice(NamedTuple):
 
 def slice_trace(entries: Sequence[TapeEntry], leaf_tids: Sequence[int], target_tids: Sequence[int]) -> Slice:
     """The part of `entries` through which `target_tids` depend on `leaf_tids`, as a Program."""
-    leaf_set = set(leaf_tids)
-    depends = set(leaf_set)
+    depends = set(leaf_tids)
     forward: list[TapeEntry] = []
     for e in entries:
-        for t in e.in_tids:
-            if t in depends:
-                forward.append(e)
-                depends.update(e.out_tids)
-                break
+        if not depends.isdisjoint(e.in_tids):
+            forward.append(e)
+            depends.update(e.out_tids)
     connected_targets = tuple(i for i, t in enumerate(target_tids) if t in depends)
     needed = {target_tids[i] for i in connected_targets}
     kept: list[TapeEntry] = []
     for e in reversed(forward):
         if not needed.isdisjoint(e.out_tids):
             kept.append(e)
-            needed.update(t for t in e.in_tids if t in depends)
+            needed.update(e.in_tids)  # ids that depend on no leaf are harmless here: nothing produces them
     kept.reverse()
 
     used_leaves = [t for t in dict.fromkeys(leaf_tids) if t in needed]
@@ -157,7 +154,13 @@ class Lowered:
 
 
 def _is_traced(args: Any) -> bool:
-    return any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree_util.tree_leaves(args))
+    """Whether any array in `args` (arrays and flat sequences of arrays) is a JAX tracer."""
+    for a in args:
+        if isinstance(a, jax.core.Tracer):
+            return True
+        if isinstance(a, tuple | list) and any(isinstance(x, jax.core.Tracer) for x in a):
+            return True
+    return False
 
 
 class Cache:

@@ -136,9 +136,13 @@ class TensorShape:
 
 
 def numpy_text(value: np.ndarray, is_repr: bool) -> str:
-    """TF's rendering of a tensor's value: numpy's str/repr, scalars as `4.0`, multi-line arrays on a new line."""
+    """TF's rendering of a tensor's value: numpy's str/repr, multi-line arrays on a new line.
+
+    Scalars print as numpy's str (`2.3132617`) in str() and as the Python value's repr (`2.3132617473602295`) in
+    repr(), which is what TF 2.21 prints with numpy 2.
+    """
     if value.ndim == 0:
-        text = str(value[()])
+        text = repr(value.item()) if is_repr else str(value[()])
     else:
         text = repr(value) if is_repr else str(value)
     return "\n" + text if "\n" in text else text

@@ -12,7 +12,6 @@ import threading
 from typing import Any
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from tapejax._src import dtypes
