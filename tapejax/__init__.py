@@ -5,6 +5,7 @@ This module is the `tf` namespace: explicit re-exports only, no logic.
 
 from tapejax import dtypes as dtypes
 from tapejax import errors as errors
+from tapejax import image as image
 from tapejax import linalg as linalg
 from tapejax import math as math
 from tapejax import nn as nn

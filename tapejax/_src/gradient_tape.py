@@ -60,6 +60,7 @@ class GradientTape:
         self._watch_accessed_variables = watch_accessed_variables
         self._tape: tape_lib.Tape | None = tape_lib.Tape(persistent, watch_accessed_variables)
         self._recording = False
+        self._watched: tuple[Variable, ...] = ()  # what a freed tape had watched (watched_variables())
 
     # -- recording -------------------------------------------------------------------------------------------
 
@@ -113,7 +114,7 @@ class GradientTape:
 
     def watched_variables(self) -> tuple[Variable, ...]:
         """The variables this tape watches, in the order it first watched them."""
-        return tuple(self._tape.variables.values()) if self._tape is not None else ()
+        return tuple(self._tape.variables.values()) if self._tape is not None else self._watched
 
     # -- gradients -------------------------------------------------------------------------------------------
 
@@ -164,6 +165,7 @@ class GradientTape:
 
     def _end_differentiation(self) -> None:
         if not self._persistent:
+            self._watched = tuple(self._tape.variables.values())
             self._tape = None  # free the trace (DESIGN invariant 9)
 
     @staticmethod

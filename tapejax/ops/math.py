@@ -44,7 +44,15 @@ floordiv = op("math.floordiv", jnp.floor_divide, signature="x, y", differentiabl
 floormod = op("math.floormod", jnp.remainder, signature="x, y", op_type="FloorMod")
 pow = op("math.pow", _pow, signature="x, y")
 negative = _unary("math.negative", jnp.negative, op_type="Neg")
-abs = _unary("math.abs", jnp.abs)
+
+
+def _abs(x):
+    # TF's gradient of |x| at 0 is 0 (sign(0)); JAX's is 1. The `where` makes JAX's derivative TF's.
+    magnitude = jnp.abs(x)
+    return jnp.where(x == 0, jnp.zeros_like(magnitude), magnitude)
+
+
+abs = _unary("math.abs", _abs)
 sign = _unary("math.sign", jnp.sign)
 square = _unary("math.square", jnp.square)
 sqrt = _unary("math.sqrt", jnp.sqrt)

@@ -103,11 +103,12 @@ def _shuffle(value, key):
     return jax.random.permutation(key, value, axis=0, independent=False)
 
 
-_shuffle_op = op("random.shuffle", _shuffle, has_gradient=False, same_dtype=False, op_type="RandomShuffle")
+# TF 2.21 declares RandomShuffle non-differentiable: its gradient is None (older TF raised LookupError).
+_shuffle_op = op("random.shuffle", _shuffle, differentiable=False, same_dtype=False, op_type="RandomShuffle")
 
 
 def shuffle(value, seed=None, name=None) -> Tensor:
-    """Shuffles along the first dimension. Has no gradient (TF: LookupError); wrap it in tf.stop_gradient."""
+    """Shuffles along the first dimension. Not differentiable: gradients through it are None, as in TF."""
     return _shuffle_op(value, EagerTensor(next_key(seed)))
 
 
