@@ -93,9 +93,10 @@ def op(
         signature (e.g. `jnp.sin` -> "x").
       static, differentiable, has_gradient, op_type, same_dtype, doc: see OpDef.
 
-    >>> import jax.numpy as jnp
-    >>> sin = op("math.sin_example", jnp.sin, signature="x")
-    >>> print(sin(0.0))
+    The rows in tapejax/ops/ read like this (`sin = op("math.sin", jnp.sin, signature="x")`):
+
+    >>> import tapejax as tf
+    >>> print(tf.math.sin(0.0))
     tf.Tensor(0.0, shape=(), dtype=float32)
     """
     opdef = OpDef(name, impl, tuple(static), differentiable, has_gradient, op_type or _camel(name), same_dtype,

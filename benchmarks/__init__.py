@@ -1,0 +1,1 @@
+"""tapejax's benchmarks: `python -m benchmarks` (see README's table)."""

@@ -1,0 +1,66 @@
+"""`python -m benchmarks [--quick]`: run every workload, print and save the table of medians and ratios.
+
+Ratios are measured in one process, against a baseline implementation of the same computation. `--quick` proves
+that every workload runs (a few repetitions) and asserts nothing about time: CI machines are noisy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import pathlib
+import platform
+import sys
+
+import jax
+import numpy as np
+
+from benchmarks.harness import time_per_call
+from benchmarks.workloads import WORKLOADS, tensorflow
+
+
+def _versions() -> str:
+    tf_version = tensorflow.__version__ if tensorflow is not None else "not installed"
+    device = jax.devices()[0]
+    return (f"jax {jax.__version__}, numpy {np.__version__}, TensorFlow {tf_version}; device "
+            f"{device.platform.upper()} ({device.device_kind}); Python {platform.python_version()}; "
+            f"{platform.machine()}")
+
+
+def _check(ratio: float, op: str, bound: float) -> str:
+    met = ratio <= bound if op == "<=" else ratio >= bound
+    return "met" if met else "NOT met"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="few repetitions; proves every workload runs")
+    parser.add_argument("--only", nargs="*", help="workload names to run")
+    parser.add_argument("--output", default=str(pathlib.Path(__file__).with_name("results.md")))
+    args = parser.parse_args(argv)
+    calls, repeats = (20, 3) if args.quick else (300, 15)
+
+    lines = ["| workload | implementation | median per call | ratio to baseline |", "|---|---|---:|---:|"]
+    target_lines = []
+    for name, make in WORKLOADS.items():
+        if args.only and name not in args.only:
+            continue
+        description, impls, baseline, targets = make(args.quick)
+        medians = {label: time_per_call(fn, block, calls, repeats) for label, (fn, block) in impls.items()}
+        for label, median in medians.items():
+            ratio = median / medians[baseline]
+            lines.append(f"| {description} | {label} | {median:,.1f} us | {ratio:.2f}x |")
+        for label, op, bound, issue in targets:
+            if label not in medians:
+                continue
+            ratio = medians[label] / medians[baseline]
+            target_lines.append(f"- {description}: {label} / {baseline} = {ratio:.2f}, target {op} {bound} "
+                                f"(issue #{issue}): {_check(ratio, op, bound)}")
+    text = "\n".join([f"Measured with {_versions()}.", "", *lines, "", "Targets:", *target_lines, ""])
+    print(text)
+    if not args.quick:
+        pathlib.Path(args.output).write_text(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
