@@ -37,7 +37,7 @@ def _castable(source: np.dtype, target: np.dtype, from_python: bool) -> bool:
 
 
 def to_array(value: Any, dtype: dtypes.DType | None = None, hint: dtypes.DType | None = None) -> Any:
-    """The array for `value`: a jax.Array for tensors and variables, a numpy array otherwise.
+    """The array for `value`: a jax.Array for tensors, variables and Python scalars, numpy otherwise.
 
     Args:
       value: a Tensor, Variable, numpy array or scalar, Python number or bool, or nested lists of them.
@@ -55,6 +55,25 @@ def to_array(value: Any, dtype: dtypes.DType | None = None, hint: dtypes.DType |
             )
         return array
     from_python = not isinstance(value, np.ndarray | np.generic)
+    if from_python and type(value) in _SCALAR_TYPES:
+        key = (type(value), value, dtype, hint)
+        array = _SCALARS.get(key)
+        if array is None:
+            if len(_SCALARS) >= _MAX_SCALARS:
+                _SCALARS.clear()
+            array = _SCALARS[key] = jnp.asarray(_convert(value, dtype, hint, from_python))
+        return array
+    return _convert(value, dtype, hint, from_python)
+
+
+# Python scalars met by ops (`x * 1.5` in a loop) are converted and moved to the device once: arrays are
+# immutable, so the cached array can be shared.
+_SCALAR_TYPES = (float, int, bool)
+_SCALARS: dict[tuple, Any] = {}
+_MAX_SCALARS = 4096
+
+
+def _convert(value: Any, dtype: dtypes.DType | None, hint: dtypes.DType | None, from_python: bool) -> Any:
     if from_python and holds_tensor(value):
         # Not recorded: ops pack lists of tensors with a recorded stack first (dispatch), so this is for
         # values that no tape follows (variable initial values, constants).

@@ -5,8 +5,11 @@ This is the per-op hot path: it is written for the common case (a few Tensor arg
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+import jax
 import numpy as np
 
 from . import dtypes, errors, tape as tape_lib
@@ -80,11 +83,33 @@ def _check_same_dtype(opdef: OpDef, vals: list) -> None:
             )
 
 
+# (opdef, params) -> the op's jitted implementation: an op runs as one XLA executable, dispatched by JAX's C++
+# fast path, rather than one dispatch per primitive of a composite implementation.
+_EXECUTABLES: dict[tuple[OpDef, tuple], Callable[..., Any]] = {}
+
+
+def executable(opdef: OpDef, params: dict[str, Any]) -> Callable[..., Any]:
+    key = (opdef, tuple(params.items()))
+    fn = _EXECUTABLES.get(key)
+    if fn is None:
+        fn = functools.partial(opdef.impl, **params)
+        if opdef.jit:
+            fn = jax.jit(fn)
+        _EXECUTABLES[key] = fn
+    return fn
+
+
 def apply(opdef: OpDef, args: tuple, params: dict[str, Any]) -> Any:
-    """Runs `opdef` on `args` (its tensor arguments, in order) with static `params`, recording it on tapes."""
+    """Runs `opdef` on `args` (its tensor arguments, in order) with static `params`, recording it on tapes.
+
+    `params` holds the static parameters in `opdef.static` order (registry.op builds it so); it must not be
+    mutated, since callers may share it.
+    """
     vals, tids = _read_inputs(opdef, args)
     try:
-        out = opdef.impl(*vals, **params)
+        if opdef.check is not None:
+            opdef.check(*vals, **params)
+        out = executable(opdef, params)(*vals)
     except (TypeError, ValueError) as e:
         raise errors.invalid_argument(opdef.op_type, str(e)) from e
     multiple = isinstance(out, tuple | list)
@@ -118,9 +143,7 @@ def record(
             continue
         if entry is None:
             out_tids = tuple(o._tid for o in outs)
-            entry = tape_lib.TapeEntry(
-                opdef, tuple(sorted(params.items())), tuple(tids), tuple(vals), out_tids, multiple
-            )
+            entry = tape_lib.TapeEntry(opdef, tuple(params.items()), tuple(tids), tuple(vals), out_tids, multiple)
             follow = [o._tid for o in outs if o._value.dtype.kind in _DIFFERENTIABLE_KINDS]
         t.entries.append(entry)
         tracked.update(follow)

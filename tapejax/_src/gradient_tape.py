@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import contextlib
 import enum
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator
 from typing import Any
 
 import jax
 import jax.numpy as jnp
 
-from . import dispatch, errors, logs, lowering, tape as tape_lib
-from .registry import OpDef
+from . import errors, logs, tape as tape_lib, transforms
+from .problem import Problem, is_float
 from .tensor import EagerTensor, Tensor
 from .variable import Variable
 
@@ -32,10 +32,6 @@ class UnconnectedGradients(enum.Enum):
 
 def _flatten(nest: Any) -> tuple[_Flat, Any]:
     return jax.tree_util.tree_flatten(nest, is_leaf=lambda x: x is None)
-
-
-def _is_float(value: Any) -> bool:
-    return dispatch.is_differentiable(value._value.dtype)
 
 
 class GradientTape:
@@ -88,7 +84,7 @@ class GradientTape:
             if isinstance(t, Variable):
                 tape.watch_variable(getattr(t, "_target", t))
             elif isinstance(t, Tensor):
-                if not _is_float(t):
+                if not is_float(t):
                     logs.warning("The dtype of the watched tensor must be floating (e.g. tf.float32), got %r",
                                  t.dtype)
                 tape.tracked.add(t._tid)
@@ -134,8 +130,7 @@ class GradientTape:
           RuntimeError: on a second call to a non-persistent tape.
           LookupError: if the gradient must flow through an op that has no gradient (tf.random.shuffle).
         """
-        unconnected = (unconnected_gradients if isinstance(unconnected_gradients, UnconnectedGradients)
-                       else UnconnectedGradients(unconnected_gradients))
+        mode = _as_mode(unconnected_gradients)
         tape = self._begin_differentiation("gradient")
         if target is None:
             raise TypeError(
@@ -145,10 +140,145 @@ class GradientTape:
         flat_targets = _flatten(target)[0]
         flat_sources, source_tree = _flatten(sources)
         flat_cts = self._output_gradients(flat_targets, output_gradients)
-        problem = _Problem(tape, flat_targets, flat_sources, "gradient")
-        results = problem.vjp(flat_cts)
+        problem = Problem(tape, flat_targets, flat_sources, "gradient")
+        results: list[Any] = [None] * len(flat_sources)
+        if problem.is_connected:
+            connected_targets = problem.slice.connected_targets
+            given = tuple(flat_cts[i] is not None for i in connected_targets)
+            cts = [flat_cts[i] for i in connected_targets if flat_cts[i] is not None]
+            build = transforms.vjp_builder(problem.connected_groups, given)
+            results = problem.per_source(problem.run(("vjp", problem.connected_groups, given), build, cts))
+        _variable_targets(problem, results, flat_cts)
         self._end_differentiation()
-        out = [_unconnected(s, r, unconnected) for s, r in zip(flat_sources, results)]
+        out = [_unconnected(s, r, mode) for s, r in zip(flat_sources, results)]
+        return jax.tree_util.tree_unflatten(source_tree, out)
+
+    def jacobian(
+        self,
+        target: Any,
+        sources: Any,
+        unconnected_gradients: UnconnectedGradients | str = UnconnectedGradients.NONE,
+        parallel_iterations: int | None = None,
+        experimental_use_pfor: bool = True,
+    ) -> Any:
+        """The jacobian of one `target` tensor w.r.t. each source: shape `target.shape + source.shape`.
+
+        Lowered to one `jax.vmap` over the VJP of the target's standard basis, or over the JVP of the sources'
+        basis when the sources are smaller than the target (and no custom gradient is on the path). Unlike TF,
+        it never retraces and never warns about retracing.
+
+        Args:
+          parallel_iterations: if set, the vectorised map runs in chunks of this many rows, bounding memory; the
+            answer does not depend on it.
+          experimental_use_pfor: accepted and ignored (there is only one, vectorised, implementation).
+        """
+        mode = _as_mode(unconnected_gradients)
+        tape = self._begin_differentiation("jacobian")
+        target = _single_target(target, "jacobian")
+        flat_sources, source_tree = _flatten(sources)
+        problem = Problem(tape, [target], flat_sources, "jacobian")
+        results: list[Any] = [None] * len(flat_sources)
+        if problem.is_connected:
+            groups = problem.connected_groups
+            chunk = None if parallel_iterations is None else int(parallel_iterations)
+            source_size = sum(problem.leaf_vals[g[0]].size for g in groups)
+            forward = source_size < target._value.size and problem.slice.program.forward_ok
+            if forward:
+                kind, build = ("jacfwd", groups, chunk), transforms.jacobian_fwd_builder(groups, chunk)
+            else:
+                kind, build = ("jacrev", groups, chunk), transforms.jacobian_rev_builder(groups, chunk)
+            results = problem.per_source(problem.run(kind, build))
+        self._end_differentiation()
+        out = [_unconnected(s, r, mode, tuple(target.shape) + tuple(s.shape)) for s, r in zip(flat_sources, results)]
+        return jax.tree_util.tree_unflatten(source_tree, out)
+
+    def batch_jacobian(
+        self,
+        target: Any,
+        source: Any,
+        unconnected_gradients: UnconnectedGradients | str = UnconnectedGradients.NONE,
+        parallel_iterations: int | None = None,
+        experimental_use_pfor: bool = True,
+    ) -> Any:
+        """Per batch element, the jacobian of `target[i]` w.r.t. `source[i]`: shape
+        `(batch,) + target.shape[1:] + source.shape[1:]`.
+
+        Computed as TF does (the VJP of each non-batch element of the target, summed over the batch), so it
+        assumes, without checking, that batch elements are independent, and gives TF's answer when they are not.
+        """
+        mode = _as_mode(unconnected_gradients)
+        tape = self._begin_differentiation("batch_jacobian")
+        target = _single_target(target, "batch_jacobian")
+        if not isinstance(source, Tensor | Variable):
+            raise TypeError(f"GradientTape.batch_jacobian expects one source Tensor or Variable, got "
+                            f"{type(source).__name__}; call it once per source.")
+        t_shape, s_shape = tuple(target.shape), tuple(source.shape)
+        if not t_shape or not s_shape or t_shape[0] != s_shape[0]:
+            raise ValueError(f"Need first dimension of target shape ({t_shape}) and source shape ({s_shape}) to "
+                             "match.")
+        problem = Problem(tape, [target], [source], "batch_jacobian")
+        result = None
+        if problem.is_connected:
+            groups = problem.connected_groups
+            chunk = None if parallel_iterations is None else int(parallel_iterations)
+            (result,) = problem.run(("batch_jacobian", groups, chunk),
+                                    transforms.batch_jacobian_builder(groups, chunk))
+        self._end_differentiation()
+        return _unconnected(source, result, mode, t_shape + s_shape[1:])
+
+    def hessian(self, target: Any, sources: Any) -> Any:
+        """The Hessian of a scalar `target` w.r.t. `sources`, forward-over-reverse (a tapejax extension).
+
+        For one source, a tensor of shape `source.shape + source.shape`; for a nest of sources, a nest whose
+        element for source i is the nest of blocks `H[i][j]` (shape `source_i.shape + source_j.shape`).
+        Unconnected blocks are zeros.
+
+        Differences from TensorFlow: TF has no such method; TF code builds the Hessian from nested tapes and
+        `jacobian`, which gives the same values.
+        """
+        tape = self._begin_differentiation("hessian")
+        target = _scalar_target(target, "hessian")
+        flat_sources, source_tree = _flatten(sources)
+        problem = Problem(tape, [target], flat_sources, "hessian")
+        n = len(flat_sources)
+        blocks: list[list[Any]] = [[None] * n for _ in range(n)]
+        if problem.is_connected:
+            groups = problem.connected_groups
+            outs = iter(problem.run(("hessian", groups), transforms.hessian_builder(groups)))
+            for i in problem.connected:
+                for j in problem.connected:
+                    blocks[i][j] = next(outs)
+        self._end_differentiation()
+        for i, si in enumerate(flat_sources):
+            for j, sj in enumerate(flat_sources):
+                blocks[i][j] = _unconnected(si, blocks[i][j], UnconnectedGradients.ZERO,
+                                            tuple(si.shape) + tuple(sj.shape))
+        if source_tree.num_leaves == 1 and not isinstance(sources, list | tuple | dict):
+            return blocks[0][0]
+        return jax.tree_util.tree_unflatten(source_tree, [jax.tree_util.tree_unflatten(source_tree, row)
+                                                          for row in blocks])
+
+    def hvp(self, target: Any, sources: Any, vectors: Any) -> Any:
+        """The Hessian of a scalar `target` times `vectors` (one per source), forward-over-reverse (a tapejax
+        extension): the cost of about two gradients, without forming the Hessian.
+
+        Differences from TensorFlow: TF has no such method; TF code nests a ForwardAccumulator around a tape.
+        """
+        tape = self._begin_differentiation("hvp")
+        target = _scalar_target(target, "hvp")
+        flat_sources, source_tree = _flatten(sources)
+        flat_vectors = _flatten(vectors)[0]
+        if len(flat_vectors) != len(flat_sources):
+            raise ValueError(f"GradientTape.hvp needs one vector per source: got {len(flat_vectors)} vectors for "
+                             f"{len(flat_sources)} sources.")
+        problem = Problem(tape, [target], flat_sources, "hvp")
+        results: list[Any] = [None] * len(flat_sources)
+        if problem.is_connected:
+            groups = problem.connected_groups
+            vecs = [_as_tensor_like(flat_vectors[k], flat_sources[k]) for k in problem.connected]
+            results = problem.per_source(problem.run(("hvp", groups), transforms.hvp_builder(groups), vecs))
+        self._end_differentiation()
+        out = [_unconnected(s, r, UnconnectedGradients.ZERO) for s, r in zip(flat_sources, results)]
         return jax.tree_util.tree_unflatten(source_tree, out)
 
     # -- helpers shared by the differentiation methods ------------------------------------------------------
@@ -181,162 +311,46 @@ class GradientTape:
         return flat
 
 
-def _unconnected(source: Any, result: Any, mode: UnconnectedGradients) -> Any:
+def _single_target(target: Any, method: str) -> Tensor | Variable:
+    if not isinstance(target, Tensor | Variable):
+        raise TypeError(f"GradientTape.{method} takes one target Tensor, got {type(target).__name__}; for several "
+                        "targets, call it once per target (or tf.stack them).")
+    return target
+
+
+def _scalar_target(target: Any, method: str) -> Tensor | Variable:
+    target = _single_target(target, method)
+    if target.shape.rank != 0:
+        raise ValueError(f"GradientTape.{method} needs a scalar target, got shape {target.shape}; reduce it first "
+                         "(e.g. tf.reduce_sum).")
+    return target
+
+
+def _as_tensor_like(value: Any, like: Tensor | Variable) -> Tensor:
+    if isinstance(value, Tensor | Variable):
+        return value if isinstance(value, Tensor) else value.read_value()
+    return EagerTensor(jnp.asarray(value, like._value.dtype))
+
+
+def _unconnected(source: Any, result: Any, mode: UnconnectedGradients, shape: tuple[int, ...] | None = None) -> Any:
+    """None, or zeros (of `shape`, default the source's) for `unconnected_gradients=ZERO`."""
     if result is not None or mode is UnconnectedGradients.NONE:
         return result
-    return EagerTensor(jnp.zeros(source.shape, source.dtype.as_numpy_dtype))
+    return EagerTensor(jnp.zeros(tuple(source.shape) if shape is None else shape, source.dtype.as_numpy_dtype))
 
 
-class _Problem:
-    """The targets and sources of one differentiation call, sliced out of a tape's trace."""
-
-    def __init__(self, tape: tape_lib.Tape, targets: _Flat, sources: _Flat, method: str):
-        self.tape = tape
-        self.targets = targets
-        self.sources = sources
-        target_tids = []
-        for t in targets:
-            if isinstance(t, Variable):
-                target_tids.append(-1)  # a variable's value is not on the tape; see _variable_targets
-            elif isinstance(t, Tensor):
-                if not _is_float(t):
-                    logs.warning(
-                        "The dtype of the target tensor must be floating (e.g. tf.float32) when calling "
-                        "GradientTape.%s, got %r", method, t.dtype)
-                    target_tids.append(-1)
-                else:
-                    target_tids.append(t._tid)
-            else:
-                raise TypeError(
-                    f"GradientTape.{method} targets must be Tensors or Variables (or nests of them), got "
-                    f"{type(t).__name__}: {t!r}. Compute the target with tapejax ops inside the tape."
-                )
-        # Each source is a group of leaves: a tensor is one leaf, a variable one leaf per read.
-        self.groups: list[list[int]] = []
-        leaf_values: dict[int, Any] = {}
-        for s in sources:
-            if isinstance(s, Variable):
-                s = getattr(s, "_target", s)
-                reads = tape.reads.get(s._uid, [])
-                if reads and not _is_float(s):
-                    reads = self._warn_source(s, method)
-                self.groups.append([tid for tid, _ in reads])
-                leaf_values.update(reads)
-            elif isinstance(s, Tensor):
-                if s._tid in tape.tracked and not _is_float(s):
-                    self.groups.append(self._warn_source(s, method))
-                    continue
-                self.groups.append([s._tid] if s._tid in tape.tracked else [])
-                leaf_values[s._tid] = s._value
-            else:
-                raise TypeError(errors.SOURCE_NON_TENSOR.format(type_name=type(s).__name__, value=s))
-        leaf_tids = [t for g in self.groups for t in g]
-        self.slice = lowering.slice_trace(tape.entries, leaf_tids, target_tids)
-        slot = {t: i for i, t in enumerate(self.slice.leaf_tids)}
-        self.slots = tuple(tuple(slot[t] for t in g if t in slot) for g in self.groups)
-        self.leaf_vals = tuple(
-            jnp.zeros_like(leaf_values[t]) if t in self.slice.perturbed else leaf_values[t]
-            for t in self.slice.leaf_tids
-        )
-
-    @staticmethod
-    def _warn_source(source: Any, method: str) -> list:
-        logs.warning(
-            "The dtype of the source tensor must be floating (e.g. tf.float32) when calling GradientTape.%s, "
-            "got %r", method, source.dtype)
-        return []
-
-    def vjp(self, flat_cts: _Flat) -> list[Any]:
-        """Per source: the VJP of the connected targets with cotangents `flat_cts` (None means ones)."""
-        sl = self.slice
-        given = tuple(flat_cts[i] is not None for i in sl.connected_targets)
-        ct_tensors = []
-        for i in sl.connected_targets:
-            t, ct = self.targets[i], flat_cts[i]
-            if ct is not None:
-                ct_tensors.append(ct if isinstance(ct, Tensor | Variable) else
-                                  EagerTensor(jnp.asarray(ct, t._value.dtype)))
-        results: list[Any] = [None] * len(self.groups)
-        connected = [k for k, s in enumerate(self.slots) if s]
-        if connected and sl.connected_targets:
-            groups = tuple(self.slots[k] for k in connected)
-            ct_vals = tuple(_value(c) for c in ct_tensors)
-            lowered = lowering.CACHE.get(sl.program, lowering.avals(self.leaf_vals + sl.const_vals + ct_vals))
-            build = _vjp_builder(groups, given)
-            kind = ("vjp", groups, given)
-            outs = lowered.run(kind, build, self.leaf_vals, sl.const_vals, ct_vals)
-            tensors = tuple(EagerTensor(o) for o in outs)
-            self._record(lowered, kind, build, ct_tensors, tensors)
-            for k, t in zip(connected, tensors):
-                results[k] = t
-        self._variable_targets(results, flat_cts)
-        return results
-
-    def _record(self, lowered: lowering.Lowered, kind: Any, build: Callable, cts: list, outs: tuple) -> None:
-        """Records the differentiation as one op on the tapes that follow its inputs (higher order)."""
-        tapes = tape_lib.STACK.tapes
-        if not tapes:
-            return
-        sl = self.slice
-        in_tids = (*sl.leaf_tids, *sl.const_tids, *(c._tid for c in cts))
-        in_vals = (*self.leaf_vals, *sl.const_vals, *(_value(c) for c in cts))
-        opdef = _lowered_opdef(lowered, kind, build, len(sl.leaf_tids), len(sl.const_tids))
-        dispatch.record(tapes, opdef, {}, in_tids, in_vals, outs, True)
-
-    def _variable_targets(self, results: list[Any], flat_cts: _Flat) -> None:
-        """A variable given as a target is its own source: d v / d v is the identity (TF gives ones)."""
-        for i, t in enumerate(self.targets):
-            if not isinstance(t, Variable):
-                continue
-            for k, s in enumerate(self.sources):
-                if isinstance(s, Variable) and s._uid == t._uid:
-                    ct = flat_cts[i]
-                    add = jnp.ones(t.shape, t._value.dtype) if ct is None else _value(ct)
-                    results[k] = EagerTensor(add if results[k] is None else results[k]._value + add)
+def _as_mode(unconnected_gradients: UnconnectedGradients | str) -> UnconnectedGradients:
+    if isinstance(unconnected_gradients, UnconnectedGradients):
+        return unconnected_gradients
+    return UnconnectedGradients(unconnected_gradients)
 
 
-def _value(x: Any) -> Any:
-    return x._value
-
-
-def _vjp_builder(groups: tuple[tuple[int, ...], ...], given: tuple[bool, ...]) -> Callable[[Callable], Callable]:
-    """Builds `(leaves, consts, cts) -> per-group gradient` from a replay: jax.vjp, then sums over reads.
-
-    `given[i]` says whether target i's cotangent is passed in; the others are ones (TF's default), made inside
-    the function so that no array of ones crosses to the device. TF's complex convention is the conjugate of
-    JAX's: TF returns conj(vjp(conj(ct))).
-    """
-
-    def build(replay: Callable) -> Callable:
-        def vjp(leaves: Sequence[Any], consts: Sequence[Any], cts: Sequence[Any]) -> tuple[Any, ...]:
-            outs, pullback = jax.vjp(lambda *xs: replay(xs, consts), *leaves)
-            supplied = iter(cts)
-            seeds = [jnp.conj(next(supplied)) if g else jnp.ones_like(o) for g, o in zip(given, outs)]
-            leaf_cts = pullback(seeds)
-            return tuple(jnp.conj(_sum(leaf_cts[i] for i in g)) for g in groups)
-
-        return vjp
-
-    return build
-
-
-def _sum(values: Any) -> Any:
-    it = iter(values)
-    total = next(it)
-    for v in it:
-        total = total + v
-    return total
-
-
-def _lowered_opdef(lowered: lowering.Lowered, kind: Any, build: Callable, n_leaves: int, n_consts: int) -> OpDef:
-    """The OpDef under which a differentiation call is recorded: same structure, same OpDef (cache-stable)."""
-    key = ("opdef", kind)
-    opdef = lowered._transforms.get(key)
-    if opdef is None:
-        fn = lowered.transform(kind, build)
-
-        def impl(*flat: Any) -> tuple[Any, ...]:
-            return fn(flat[:n_leaves], flat[n_leaves:n_leaves + n_consts], flat[n_leaves + n_consts:])
-
-        opdef = lowered._transforms[key] = OpDef(f"GradientTape.{kind[0]}", impl, op_type="Gradient")
-    return opdef
+def _variable_targets(problem: Problem, results: list[Any], flat_cts: _Flat) -> None:
+    """A variable given as a target is its own source: d v / d v is the identity (TF gives ones)."""
+    for i, t in enumerate(problem.targets):
+        if not isinstance(t, Variable):
+            continue
+        for k, s in enumerate(problem.sources):
+            if isinstance(s, Variable) and s._uid == t._uid:
+                add = jnp.ones(t.shape, t._value.dtype) if flat_cts[i] is None else flat_cts[i]._value
+                results[k] = EagerTensor(add if results[k] is None else results[k]._value + add)

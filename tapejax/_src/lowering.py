@@ -37,6 +37,11 @@ class Program(NamedTuple):
     n_consts: int
     outputs: tuple[int, ...]
 
+    @property
+    def forward_ok(self) -> bool:
+        """Whether forward mode gives TF's answer: no step has a custom gradient that forward mode would ignore."""
+        return all(getattr(s.op, "forward", None) is None for s in self.steps)
+
 
 class Slice(NamedTuple):
     program: Program
@@ -122,12 +127,21 @@ def leaf_cast(perturbation: Any, value: Any) -> Any:
 class Lowered:
     """A program's replay function and its JAX transformations, compiled once the structure repeats."""
 
-    __slots__ = ("replay", "_transforms", "_compiled")
+    __slots__ = ("program", "replay", "_transforms", "_compiled", "_memo")
 
     def __init__(self, program: Program):
+        self.program = program
         self.replay = replay_fn(program)
         self._transforms: dict[Any, Callable[..., Any]] = {}
         self._compiled: dict[Any, Callable[..., Any] | None] = {}  # kind -> jitted fn; None once run eagerly
+        self._memo: dict[Any, Any] = {}
+
+    def memo(self, key: Any, make: Callable[[], Any]) -> Any:
+        """A value derived from this structure (e.g. the OpDef a call is recorded under), made once."""
+        value = self._memo.get(key)
+        if value is None:
+            value = self._memo[key] = make()
+        return value
 
     def transform(self, kind: Any, build: Callable[[Callable], Callable[..., Any]]) -> Callable[..., Any]:
         """The uncompiled transformation `build(replay)`, memoized under `kind`."""

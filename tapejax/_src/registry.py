@@ -31,6 +31,10 @@ class OpDef:
         them raises LookupError, as in TF.
       op_type: TF's op type name for error messages ("AddV2", "Mul"); derived from `name` by default.
       same_dtype: True if all tensor arguments share one dtype (TF's attr "T"), or the positions that do.
+      jit: run the op eagerly through one cached `jax.jit` executable per static params (one dispatch instead of
+        one per primitive of a composite impl); False for ops whose output shape depends on values.
+      check: an optional validation of concrete inputs, run before the op (TF's value errors, which a jitted
+        impl cannot raise); it raises ValueError, reported as InvalidArgumentError.
     """
 
     name: str
@@ -40,6 +44,8 @@ class OpDef:
     has_gradient: bool = True
     op_type: str = ""
     same_dtype: bool | tuple[int, ...] = True
+    jit: bool = True
+    check: Callable[..., None] | None = None
     doc: str = ""
 
     def __repr__(self) -> str:
@@ -80,6 +86,8 @@ def op(
     has_gradient: bool = True,
     op_type: str = "",
     same_dtype: bool | tuple[int, ...] = True,
+    jit: bool = True,
+    check: Callable[..., None] | None = None,
     signature: str | None = None,
     doc: str = "",
 ) -> Callable[..., Any]:
@@ -91,7 +99,7 @@ def op(
         keyword parameters, the others tensor arguments. A `*args` parameter takes a sequence of tensors.
       signature: comma-separated TF parameter names for the tensor arguments when `impl` has no usable
         signature (e.g. `jnp.sin` -> "x").
-      static, differentiable, has_gradient, op_type, same_dtype, doc: see OpDef.
+      static, differentiable, has_gradient, op_type, same_dtype, jit, check, doc: see OpDef.
 
     The rows in tapejax/ops/ read like this (`sin = op("math.sin", jnp.sin, signature="x")`):
 
@@ -100,7 +108,7 @@ def op(
     tf.Tensor(0.0, shape=(), dtype=float32)
     """
     opdef = OpDef(name, impl, tuple(static), differentiable, has_gradient, op_type or _camel(name), same_dtype,
-                  doc)
+                  jit, check, doc)
     REGISTRY[name] = opdef
     if signature is not None:
         parameters = [inspect.Parameter(p.strip(), inspect.Parameter.POSITIONAL_OR_KEYWORD)
@@ -118,9 +126,11 @@ def _public_callable(opdef: OpDef, sig: inspect.Signature) -> Callable[..., Any]
     variadic = any(p.kind is p.VAR_POSITIONAL for p in params)
     tensor_names = [p.name for p in params if p.name not in opdef.static and p.kind is not p.VAR_POSITIONAL
                     and p.kind is not p.KEYWORD_ONLY]
-    static_defaults = {p.name: hashable(p.default) for p in params if p.name in opdef.static
-                       and p.default is not p.empty}
+    # Static params are always passed in `opdef.static` order: the dict's items are then a canonical key.
+    defaults = {p.name: hashable(p.default) for p in params if p.default is not p.empty}
+    static_defaults = {n: defaults[n] for n in opdef.static if n in defaults}
     n_tensors = len(tensor_names)
+    all_defaulted = len(static_defaults) == len(opdef.static)
     apply = dispatch.apply
     shown = [p.replace(kind=p.POSITIONAL_OR_KEYWORD) if p.kind is p.VAR_POSITIONAL else p for p in params]
     public_sig = sig.replace(parameters=[*shown, inspect.Parameter("name", inspect.Parameter.KEYWORD_ONLY,
@@ -139,13 +149,13 @@ def _public_callable(opdef: OpDef, sig: inspect.Signature) -> Callable[..., Any]
             for p, v in zip((p for p in params[1:] if p.name in opdef.static), rest):
                 static[p.name] = hashable(v)
             static.update((k, hashable(v)) for k, v in kwargs.items())
-            return apply(opdef, tuple(values), static)
+            return apply(opdef, tuple(values), {n: static[n] for n in opdef.static})
 
     else:
 
         def fn(*args, **kwargs):
-            if not kwargs and len(args) == n_tensors and len(static_defaults) == len(opdef.static):
-                return apply(opdef, args, dict(static_defaults))  # the hot path: tensors only, by position
+            if not kwargs and len(args) == n_tensors and all_defaulted:
+                return apply(opdef, args, static_defaults)  # the hot path: tensors only, by position
             bound = bind(*args, **kwargs)
             bound.apply_defaults()
             arguments = bound.arguments

@@ -19,7 +19,7 @@ class TapeEntry(NamedTuple):
     """One recorded op application: `out_tids = op.impl(*in_vals, **params)`."""
 
     op: OpDef
-    params: tuple[tuple[str, Any], ...]  # sorted (name, hashable value) pairs, passed as keywords
+    params: tuple[tuple[str, Any], ...]  # (name, hashable value) pairs in OpDef.static order, passed as keywords
     in_tids: tuple[int, ...]
     in_vals: tuple[jax.Array, ...]
     out_tids: tuple[int, ...]

@@ -168,7 +168,7 @@ def _where(condition, x, y):
 
 _where_op = op("where", _where, same_dtype=(1, 2), op_type="SelectV2")
 _where_indices = op("where_indices", lambda condition: jnp.argwhere(condition).astype(np.int64),
-                    differentiable=False, op_type="Where")
+                    differentiable=False, op_type="Where", jit=False)  # its shape depends on the values
 
 
 def where(condition, x=None, y=None, name=None):

@@ -29,10 +29,9 @@ def _divide(x, y):
     return _truediv(x, y)
 
 
-def _pow(x, y):
-    if jnp.issubdtype(jnp.result_type(x), jnp.integer) and np.any(np.asarray(y) < 0):
+def _check_pow(x, y):
+    if jnp.issubdtype(x.dtype, jnp.integer) and np.any(np.asarray(y) < 0):
         raise ValueError("Integers to negative integer powers are not allowed")
-    return jnp.power(x, y)
 
 
 add = op("math.add", jnp.add, signature="x, y", op_type="AddV2")
@@ -42,7 +41,7 @@ truediv = op("math.truediv", _truediv, signature="x, y", op_type="RealDiv")
 divide = op("math.divide", _divide, signature="x, y", op_type="RealDiv")
 floordiv = op("math.floordiv", jnp.floor_divide, signature="x, y", differentiable=False, op_type="FloorDiv")
 floormod = op("math.floormod", jnp.remainder, signature="x, y", op_type="FloorMod")
-pow = op("math.pow", _pow, signature="x, y")
+pow = op("math.pow", jnp.power, signature="x, y", check=_check_pow)
 negative = _unary("math.negative", jnp.negative, op_type="Neg")
 
 

@@ -1,0 +1,128 @@
+"""One differentiation call: its targets and sources, sliced out of a tape's trace, run as a JAX transformation.
+
+Every tape method (gradient, jacobian, batch_jacobian, hessian, hvp, and ForwardAccumulator.jvp) is a
+`Problem.run` of a transformation from transforms.py. The call is itself an op: it is recorded as one entry on
+every tape that follows its inputs, with the lowered transformation as its implementation, so an outer tape
+differentiates through it like any other op (DESIGN, data flow).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import jax.numpy as jnp
+
+from . import dispatch, errors, logs, lowering, tape as tape_lib
+from .registry import OpDef
+from .tensor import EagerTensor, Tensor
+from .variable import Variable
+
+
+def is_float(value: Tensor | Variable) -> bool:
+    return dispatch.is_differentiable(value._value.dtype)
+
+
+class Problem:
+    """Targets and sources of one call: each source is a group of leaves (a variable has one per read).
+
+    Attributes:
+      groups: per source, the slots of its leaves in the slice (empty: the source is unconnected).
+      connected: the positions of the sources with at least one connected leaf.
+    """
+
+    def __init__(self, tape: tape_lib.Tape, targets: Sequence[Any], sources: Sequence[Any], method: str):
+        self.targets = list(targets)
+        self.sources = list(sources)
+        target_tids = [self._target_tid(t, method) for t in self.targets]
+        leaves: list[list[int]] = []
+        leaf_values: dict[int, Any] = {}
+        for s in self.sources:
+            if isinstance(s, Variable):
+                s = getattr(s, "_target", s)
+                reads = tape.reads.get(s._uid, [])
+                if reads and not is_float(s):
+                    reads = self._warn_source(s, method)
+                leaves.append([tid for tid, _ in reads])
+                leaf_values.update(reads)
+            elif isinstance(s, Tensor):
+                if s._tid in tape.tracked and not is_float(s):
+                    leaves.append(self._warn_source(s, method))
+                    continue
+                leaves.append([s._tid] if s._tid in tape.tracked else [])
+                leaf_values[s._tid] = s._value
+            else:
+                raise TypeError(errors.SOURCE_NON_TENSOR.format(type_name=type(s).__name__, value=s))
+        self.slice = lowering.slice_trace(tape.entries, [t for g in leaves for t in g], target_tids)
+        slot = {t: i for i, t in enumerate(self.slice.leaf_tids)}
+        self.groups = [tuple(slot[t] for t in g if t in slot) for g in leaves]
+        self.connected = [k for k, g in enumerate(self.groups) if g]
+        self.leaf_vals = tuple(
+            jnp.zeros_like(leaf_values[t]) if t in self.slice.perturbed else leaf_values[t]
+            for t in self.slice.leaf_tids
+        )
+
+    @staticmethod
+    def _target_tid(target: Any, method: str) -> int:
+        if isinstance(target, Variable):
+            return -1  # a variable's value is not on the tape (gradient() handles v w.r.t. v)
+        if not isinstance(target, Tensor):
+            raise TypeError(
+                f"GradientTape.{method} targets must be Tensors or Variables (or nests of them), got "
+                f"{type(target).__name__}: {target!r}. Compute the target with tapejax ops inside the tape."
+            )
+        if not is_float(target):
+            logs.warning("The dtype of the target tensor must be floating (e.g. tf.float32) when calling "
+                         "GradientTape.%s, got %r", method, target.dtype)
+            return -1
+        return target._tid
+
+    @staticmethod
+    def _warn_source(source: Any, method: str) -> list:
+        logs.warning("The dtype of the source tensor must be floating (e.g. tf.float32) when calling "
+                     "GradientTape.%s, got %r", method, source.dtype)
+        return []
+
+    @property
+    def connected_groups(self) -> tuple[tuple[int, ...], ...]:
+        return tuple(self.groups[k] for k in self.connected)
+
+    @property
+    def is_connected(self) -> bool:
+        return bool(self.connected) and bool(self.slice.connected_targets)
+
+    def run(self, kind: Any, build: Callable[[Callable], Callable], extras: Sequence[Tensor] = ()) -> tuple:
+        """Runs `build(replay)(leaves, consts, extras)` (cached by structure), recorded on the other tapes."""
+        sl = self.slice
+        extra_vals = tuple(e._value for e in extras)
+        lowered = lowering.CACHE.get(sl.program, lowering.avals(self.leaf_vals + sl.const_vals + extra_vals))
+        outs = lowered.run(kind, build, self.leaf_vals, sl.const_vals, extra_vals)
+        tensors = tuple(EagerTensor(o) for o in outs)
+        tapes = tape_lib.STACK.tapes
+        if tapes:
+            in_tids = (*sl.leaf_tids, *sl.const_tids, *(e._tid for e in extras))
+            in_vals = (*self.leaf_vals, *sl.const_vals, *extra_vals)
+            opdef = _lowered_opdef(lowered, kind, build, len(sl.leaf_tids), len(sl.const_tids))
+            dispatch.record(tapes, opdef, {}, in_tids, in_vals, tensors, True)
+        return tensors
+
+    def per_source(self, outs: Sequence[Any]) -> list[Any]:
+        """Spreads one output per connected source back over all sources (None where unconnected)."""
+        results: list[Any] = [None] * len(self.sources)
+        for k, out in zip(self.connected, outs):
+            results[k] = out
+        return results
+
+
+def _lowered_opdef(lowered: lowering.Lowered, kind: Any, build: Callable, n_leaves: int, n_consts: int) -> OpDef:
+    """The OpDef under which a differentiation call is recorded: same structure, same OpDef (cache-stable)."""
+
+    def make() -> OpDef:
+        fn = lowered.transform(kind, build)
+
+        def impl(*flat: Any) -> tuple[Any, ...]:
+            return fn(flat[:n_leaves], flat[n_leaves:n_leaves + n_consts], flat[n_leaves + n_consts:])
+
+        return OpDef(f"GradientTape.{kind[0]}", impl, op_type="Gradient", jit=False)
+
+    return lowered.memo(("opdef", kind), make)

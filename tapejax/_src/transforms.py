@@ -1,0 +1,195 @@
+"""The JAX transformations a tape call lowers to, as builders over a replay function.
+
+Each `*_builder(...)` returns `build(replay) -> fn(leaves, consts, extras) -> tuple of arrays`, where `replay` is
+the pure function of the sliced trace (lowering.replay_fn). A source is a group of leaves (a variable read
+several times); its derivative is the sum over its leaves. TF's complex convention is the conjugate of JAX's:
+TF's VJP is conj(vjp(conj(ct))).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+Groups = tuple[tuple[int, ...], ...]
+Build = Callable[[Callable], Callable]
+
+
+def _sum(values: Any) -> Any:
+    it = iter(values)
+    total = next(it)
+    for v in it:
+        total = total + v
+    return total
+
+
+def _basis(shape: tuple[int, ...], dtype: Any) -> jax.Array:
+    """The standard basis of a tensor space, stacked: shape (n,) + shape."""
+    n = math.prod(shape)
+    return jnp.eye(n, dtype=dtype).reshape((n, *shape))
+
+
+def _map(fn: Callable, xs: Any, chunk: int | None) -> Any:
+    """`vmap(fn)(xs)`, or in chunks of `chunk` rows when memory must be bounded (TF's parallel_iterations)."""
+    if chunk is None:
+        return jax.vmap(fn)(xs)
+    return jax.lax.map(fn, xs, batch_size=chunk)
+
+
+def _tangents(leaves: Sequence[Any], groups: Groups, per_group: Sequence[Any]) -> list[Any]:
+    """Leaf tangents: each leaf of group i gets per_group[i]; leaves of no group get zeros."""
+    tangents = [jnp.zeros_like(x) for x in leaves]
+    for g, t in zip(groups, per_group):
+        for i in g:
+            tangents[i] = t.astype(leaves[i].dtype) if t is not None else tangents[i]
+    return tangents
+
+
+def vjp_builder(groups: Groups, given: tuple[bool, ...]) -> Build:
+    """Gradient: `jax.vjp`, with cotangents `extras` for the targets where `given`, ones elsewhere (TF's default:
+    the gradient of the sum). The ones are made inside, so no array of ones crosses to the device."""
+
+    def build(replay: Callable) -> Callable:
+        def fn(leaves: Sequence[Any], consts: Sequence[Any], cts: Sequence[Any]) -> tuple[Any, ...]:
+            outs, pullback = jax.vjp(lambda *xs: replay(xs, consts), *leaves)
+            supplied = iter(cts)
+            seeds = [jnp.conj(next(supplied)) if g else jnp.ones_like(o) for g, o in zip(given, outs)]
+            leaf_cts = pullback(seeds)
+            return tuple(jnp.conj(_sum(leaf_cts[i] for i in g)) for g in groups)
+
+        return fn
+
+    return build
+
+
+def jacobian_rev_builder(groups: Groups, chunk: int | None) -> Build:
+    """Jacobian by reverse mode: one `jax.vmap` over the VJP of the target's standard basis."""
+
+    def build(replay: Callable) -> Callable:
+        def fn(leaves: Sequence[Any], consts: Sequence[Any], extras: Sequence[Any]) -> tuple[Any, ...]:
+            (out,), pullback = jax.vjp(lambda *xs: replay(xs, consts), *leaves)
+            rows = _map(lambda ct: pullback([ct]), _basis(out.shape, out.dtype), chunk)
+            return tuple(jnp.conj(_sum(rows[i] for i in g)).reshape(out.shape + leaves[g[0]].shape)
+                         for g in groups)
+
+        return fn
+
+    return build
+
+
+def jacobian_fwd_builder(groups: Groups, chunk: int | None) -> Build:
+    """Jacobian by forward mode: one `jax.vmap` over the JVP of each source's standard basis (cheaper when the
+    sources are smaller than the target)."""
+
+    def build(replay: Callable) -> Callable:
+        def fn(leaves: Sequence[Any], consts: Sequence[Any], extras: Sequence[Any]) -> tuple[Any, ...]:
+            f = lambda *xs: replay(xs, consts)[0]  # noqa: E731
+            results = []
+            for k, g in enumerate(groups):
+                shape = leaves[g[0]].shape
+
+                def column(t, k=k):
+                    per_group = [t if j == k else None for j in range(len(groups))]
+                    return jax.jvp(f, tuple(leaves), tuple(_tangents(leaves, groups, per_group)))[1]
+
+                columns = _map(column, _basis(shape, leaves[g[0]].dtype), chunk)  # (n,) + target shape
+                target_shape = columns.shape[1:]
+                results.append(jnp.moveaxis(columns, 0, -1).reshape(target_shape + shape))
+            return tuple(results)
+
+        return fn
+
+    return build
+
+
+def batch_jacobian_builder(groups: Groups, chunk: int | None) -> Build:
+    """Batch jacobian as TF computes it: for each non-batch element j of the target, the VJP of target[:, j]
+    (summed over the batch) with respect to the source; result (batch,) + target.shape[1:] + source.shape[1:]."""
+
+    def build(replay: Callable) -> Callable:
+        def fn(leaves: Sequence[Any], consts: Sequence[Any], extras: Sequence[Any]) -> tuple[Any, ...]:
+            (out,), pullback = jax.vjp(lambda *xs: replay(xs, consts), *leaves)
+            batch, inner = out.shape[0], out.shape[1:]
+            basis = _basis(inner, out.dtype)
+            cts = jnp.broadcast_to(basis[:, None], (basis.shape[0], batch, *inner))
+            rows = _map(lambda ct: pullback([ct]), cts, chunk)  # per leaf: (m, batch) + source.shape[1:]
+            results = []
+            for g in groups:
+                r = jnp.conj(_sum(rows[i] for i in g))
+                r = jnp.moveaxis(r, 1, 0)  # (batch, m) + source.shape[1:]
+                results.append(r.reshape((batch, *inner, *r.shape[2:])))
+            return tuple(results)
+
+        return fn
+
+    return build
+
+
+def jvp_builder(groups: Groups) -> Build:
+    """Forward mode (ForwardAccumulator.jvp): `jax.jvp` with one tangent per source in `extras`."""
+
+    def build(replay: Callable) -> Callable:
+        def fn(leaves: Sequence[Any], consts: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, ...]:
+            _, out_tangents = jax.jvp(lambda *xs: replay(xs, consts), tuple(leaves),
+                                      tuple(_tangents(leaves, groups, tangents)))
+            return tuple(out_tangents)
+
+        return fn
+
+    return build
+
+
+def _gradients(replay: Callable, consts: Sequence[Any], groups: Groups) -> Callable:
+    """The gradient of a scalar replay as a function of the leaves: one array per group."""
+
+    def grads(*xs: Any) -> tuple[Any, ...]:
+        (out,), pullback = jax.vjp(lambda *ys: replay(ys, consts), *xs)
+        leaf_cts = pullback([jnp.ones_like(out)])
+        return tuple(jnp.conj(_sum(leaf_cts[i] for i in g)) for g in groups)
+
+    return grads
+
+
+def hessian_builder(groups: Groups) -> Build:
+    """Hessian of a scalar target, forward-over-reverse: blocks H[i][j] of shape source_i.shape + source_j.shape,
+    flattened row-major over (i, j)."""
+
+    def build(replay: Callable) -> Callable:
+        def fn(leaves: Sequence[Any], consts: Sequence[Any], extras: Sequence[Any]) -> tuple[Any, ...]:
+            grads = _gradients(replay, consts, groups)
+            columns = []
+            for k, g in enumerate(groups):
+                shape = leaves[g[0]].shape
+
+                def column(t, k=k):
+                    per_group = [t if j == k else None for j in range(len(groups))]
+                    return jax.jvp(grads, tuple(leaves), tuple(_tangents(leaves, groups, per_group)))[1]
+
+                columns.append(jax.vmap(column)(_basis(shape, leaves[g[0]].dtype)))  # per i: (n_k,) + S_i
+            blocks = []
+            for i, gi in enumerate(groups):
+                for k, gk in enumerate(groups):
+                    col = columns[k][i]
+                    blocks.append(jnp.moveaxis(col, 0, -1).reshape(leaves[gi[0]].shape + leaves[gk[0]].shape))
+            return tuple(blocks)
+
+        return fn
+
+    return build
+
+
+def hvp_builder(groups: Groups) -> Build:
+    """Hessian-vector product of a scalar target, forward-over-reverse: `jax.jvp` of the gradient."""
+
+    def build(replay: Callable) -> Callable:
+        def fn(leaves: Sequence[Any], consts: Sequence[Any], vectors: Sequence[Any]) -> tuple[Any, ...]:
+            grads = _gradients(replay, consts, groups)
+            return tuple(jax.jvp(grads, tuple(leaves), tuple(_tangents(leaves, groups, vectors)))[1])
+
+        return fn
+
+    return build
