@@ -147,7 +147,11 @@ class GradientTape:
             given = tuple(flat_cts[i] is not None for i in connected_targets)
             cts = [flat_cts[i] for i in connected_targets if flat_cts[i] is not None]
             build = transforms.vjp_builder(problem.connected_groups, given)
-            results = problem.per_source(problem.run(("vjp", problem.connected_groups, given), build, cts))
+            seeds = [jnp.ones_like(problem.targets[i]._value) if flat_cts[i] is None else flat_cts[i]._value
+                     for i in connected_targets]
+            outs = problem.run(("vjp", problem.connected_groups, given), build, cts,
+                               eager=lambda: problem.sweep(seeds))
+            results = problem.per_source(outs)
         _variable_targets(problem, results, flat_cts)
         self._end_differentiation()
         out = [_unconnected(s, r, mode) for s, r in zip(flat_sources, results)]
@@ -185,9 +189,11 @@ class GradientTape:
             forward = source_size < target._value.size and problem.slice.program.forward_ok
             if forward:
                 kind, build = ("jacfwd", groups, chunk), transforms.jacobian_fwd_builder(groups, chunk)
+                eager = None
             else:
                 kind, build = ("jacrev", groups, chunk), transforms.jacobian_rev_builder(groups, chunk)
-            results = problem.per_source(problem.run(kind, build))
+                eager = None if chunk is not None else lambda: self._jacobian_sweep(problem, target)
+            results = problem.per_source(problem.run(kind, build, eager=eager))
         self._end_differentiation()
         out = [_unconnected(s, r, mode, tuple(target.shape) + tuple(s.shape)) for s, r in zip(flat_sources, results)]
         return jax.tree_util.tree_unflatten(source_tree, out)
@@ -221,8 +227,9 @@ class GradientTape:
         if problem.is_connected:
             groups = problem.connected_groups
             chunk = None if parallel_iterations is None else int(parallel_iterations)
+            eager = None if chunk is not None else lambda: self._batch_jacobian_sweep(problem, target)
             (result,) = problem.run(("batch_jacobian", groups, chunk),
-                                    transforms.batch_jacobian_builder(groups, chunk))
+                                    transforms.batch_jacobian_builder(groups, chunk), eager=eager)
         self._end_differentiation()
         return _unconnected(source, result, mode, t_shape + s_shape[1:])
 
@@ -280,6 +287,18 @@ class GradientTape:
         self._end_differentiation()
         out = [_unconnected(s, r, UnconnectedGradients.ZERO) for s, r in zip(flat_sources, results)]
         return jax.tree_util.tree_unflatten(source_tree, out)
+
+    @staticmethod
+    def _jacobian_sweep(problem: Problem, target: Tensor | Variable) -> tuple:
+        out = target._value
+        rows = problem.sweep([transforms.basis(out.shape, out.dtype)], batched=True)
+        return tuple(r.reshape(out.shape + r.shape[1:]) for r in rows)
+
+    @staticmethod
+    def _batch_jacobian_sweep(problem: Problem, target: Tensor | Variable) -> tuple:
+        out = target._value
+        (rows,) = problem.sweep([transforms.batch_basis(out.shape, out.dtype)], batched=True)
+        return (transforms.batch_rows(rows, out.shape),)
 
     # -- helpers shared by the differentiation methods ------------------------------------------------------
 

@@ -26,6 +26,7 @@ class Step(NamedTuple):
     params: tuple[tuple[str, Any], ...]
     ins: tuple[int, ...]
     multiple: bool
+    n_out: int
     adds: tuple[tuple[int, int], ...]
 
 
@@ -50,6 +51,7 @@ class Slice(NamedTuple):
     const_tids: tuple[int, ...]
     const_vals: tuple[Any, ...]
     connected_targets: tuple[int, ...]  # positions (in the targets given) that depend on a leaf
+    step_inputs: tuple[tuple[Any, ...], ...]  # each step's recorded input values (residuals for sweep.py)
 
 
 def slice_trace(entries: Sequence[TapeEntry], leaf_tids: Sequence[int], target_tids: Sequence[int]) -> Slice:
@@ -93,11 +95,12 @@ def slice_trace(entries: Sequence[TapeEntry], leaf_tids: Sequence[int], target_t
             if t in perturbed:
                 adds.append((n_slots + k, slot[t]))
             slot[t] = n_slots + k
-        steps.append(Step(e.op, e.params, ins, e.multiple_results, tuple(adds)))
+        steps.append(Step(e.op, e.params, ins, e.multiple_results, len(e.out_tids), tuple(adds)))
         n_slots += len(e.out_tids)
     outputs = tuple(slot[target_tids[i]] for i in connected_targets)
     program = Program(tuple(steps), len(used_leaves), len(const_tids), outputs)
-    return Slice(program, tuple(used_leaves), perturbed, tuple(const_tids), tuple(const_vals), connected_targets)
+    return Slice(program, tuple(used_leaves), perturbed, tuple(const_tids), tuple(const_vals), connected_targets,
+                 tuple(e.in_vals for e in kept))
 
 
 def replay_fn(program: Program) -> Callable[[Sequence[Any], Sequence[Any]], list[Any]]:
@@ -150,15 +153,22 @@ class Lowered:
             fn = self._transforms[kind] = build(self.replay)
         return fn
 
-    def run(self, kind: Any, build: Callable[[Callable], Callable[..., Any]], *args: Any) -> Any:
-        """Runs a transformation: eagerly the first time, through one cached `jax.jit` executable after."""
+    def run(self, kind: Any, build: Callable[[Callable], Callable[..., Any]], args: tuple,
+            eager: Callable[[], Any] | None = None) -> Any:
+        """Runs a transformation: through one cached `jax.jit` executable once the structure repeats.
+
+        The first time, `eager()` computes the answer without a structure-specific executable (sweep.py: op by
+        op, each op's VJP an executable shared by every structure that uses the op). Without `eager`, the
+        transformation compiles at once: evaluating a vmapped or nested transformation op by op would compile
+        more small executables than the one jit does (measured in docs/design.md).
+        """
         fn = self.transform(kind, build)
         if _is_traced(args):
             return fn(*args)  # inside an outer jax trace (tf.function): inline, the outer jit compiles it
-        if kind not in self._compiled:
+        if kind not in self._compiled and eager is not None:
             self._compiled[kind] = None
-            return fn(*args)
-        compiled = self._compiled[kind]
+            return eager()
+        compiled = self._compiled.get(kind)
         if compiled is None:
             compiled = self._compiled[kind] = jax.jit(fn)
         return compiled(*args)

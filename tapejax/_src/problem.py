@@ -13,7 +13,7 @@ from typing import Any
 
 import jax.numpy as jnp
 
-from . import dispatch, errors, logs, lowering, tape as tape_lib
+from . import dispatch, errors, logs, lowering, sweep, tape as tape_lib
 from .registry import OpDef
 from .tensor import EagerTensor, Tensor
 from .variable import Variable
@@ -91,12 +91,16 @@ class Problem:
     def is_connected(self) -> bool:
         return bool(self.connected) and bool(self.slice.connected_targets)
 
-    def run(self, kind: Any, build: Callable[[Callable], Callable], extras: Sequence[Tensor] = ()) -> tuple:
-        """Runs `build(replay)(leaves, consts, extras)` (cached by structure), recorded on the other tapes."""
+    def run(self, kind: Any, build: Callable[[Callable], Callable], extras: Sequence[Tensor] = (),
+            eager: Callable[[], tuple] | None = None) -> tuple:
+        """Runs `build(replay)(leaves, consts, extras)` (cached by structure), recorded on the other tapes.
+
+        `eager()`, if given, computes the same outputs for a structure seen for the first time (sweep.py).
+        """
         sl = self.slice
         extra_vals = tuple(e._value for e in extras)
         lowered = lowering.CACHE.get(sl.program, lowering.avals(self.leaf_vals + sl.const_vals + extra_vals))
-        outs = lowered.run(kind, build, self.leaf_vals, sl.const_vals, extra_vals)
+        outs = lowered.run(kind, build, (self.leaf_vals, sl.const_vals, extra_vals), eager)
         tensors = tuple(EagerTensor(o) for o in outs)
         tapes = tape_lib.STACK.tapes
         if tapes:
@@ -105,6 +109,12 @@ class Problem:
             opdef = _lowered_opdef(lowered, kind, build, len(sl.leaf_tids), len(sl.const_tids))
             dispatch.record(tapes, opdef, {}, in_tids, in_vals, tensors, True)
         return tensors
+
+    def sweep(self, seeds: Sequence[Any], batched: bool = False) -> tuple:
+        """Eager reverse accumulation (sweep.py) for the connected sources, TF's complex convention applied."""
+        seeds = [jnp.conj(s) for s in seeds]
+        cts = sweep.sweep(self.slice, self.leaf_vals, seeds, self.connected_groups, batched)
+        return tuple(jnp.conj(c) for c in cts)
 
     def per_source(self, outs: Sequence[Any]) -> list[Any]:
         """Spreads one output per connected source back over all sources (None where unconnected)."""

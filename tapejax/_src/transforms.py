@@ -27,10 +27,23 @@ def _sum(values: Any) -> Any:
     return total
 
 
-def _basis(shape: tuple[int, ...], dtype: Any) -> jax.Array:
+def basis(shape: tuple[int, ...], dtype: Any) -> jax.Array:
     """The standard basis of a tensor space, stacked: shape (n,) + shape."""
     n = math.prod(shape)
     return jnp.eye(n, dtype=dtype).reshape((n, *shape))
+
+
+def batch_basis(shape: tuple[int, ...], dtype: Any) -> jax.Array:
+    """Cotangents for a batch jacobian: element j of the non-batch target shape, for every batch row at once:
+    shape (m, batch) + shape[1:], m the number of non-batch elements."""
+    unit = basis(shape[1:], dtype)
+    return jnp.broadcast_to(unit[:, None], (unit.shape[0], *shape))
+
+
+def batch_rows(rows: jax.Array, target_shape: tuple[int, ...]) -> jax.Array:
+    """(m, batch) + source.shape[1:] -> (batch,) + target.shape[1:] + source.shape[1:]."""
+    rows = jnp.moveaxis(rows, 1, 0)
+    return rows.reshape((target_shape[0], *target_shape[1:], *rows.shape[2:]))
 
 
 def _map(fn: Callable, xs: Any, chunk: int | None) -> Any:
@@ -72,7 +85,7 @@ def jacobian_rev_builder(groups: Groups, chunk: int | None) -> Build:
     def build(replay: Callable) -> Callable:
         def fn(leaves: Sequence[Any], consts: Sequence[Any], extras: Sequence[Any]) -> tuple[Any, ...]:
             (out,), pullback = jax.vjp(lambda *xs: replay(xs, consts), *leaves)
-            rows = _map(lambda ct: pullback([ct]), _basis(out.shape, out.dtype), chunk)
+            rows = _map(lambda ct: pullback([ct]), basis(out.shape, out.dtype), chunk)
             return tuple(jnp.conj(_sum(rows[i] for i in g)).reshape(out.shape + leaves[g[0]].shape)
                          for g in groups)
 
@@ -96,7 +109,7 @@ def jacobian_fwd_builder(groups: Groups, chunk: int | None) -> Build:
                     per_group = [t if j == k else None for j in range(len(groups))]
                     return jax.jvp(f, tuple(leaves), tuple(_tangents(leaves, groups, per_group)))[1]
 
-                columns = _map(column, _basis(shape, leaves[g[0]].dtype), chunk)  # (n,) + target shape
+                columns = _map(column, basis(shape, leaves[g[0]].dtype), chunk)  # (n,) + target shape
                 target_shape = columns.shape[1:]
                 results.append(jnp.moveaxis(columns, 0, -1).reshape(target_shape + shape))
             return tuple(results)
@@ -113,16 +126,8 @@ def batch_jacobian_builder(groups: Groups, chunk: int | None) -> Build:
     def build(replay: Callable) -> Callable:
         def fn(leaves: Sequence[Any], consts: Sequence[Any], extras: Sequence[Any]) -> tuple[Any, ...]:
             (out,), pullback = jax.vjp(lambda *xs: replay(xs, consts), *leaves)
-            batch, inner = out.shape[0], out.shape[1:]
-            basis = _basis(inner, out.dtype)
-            cts = jnp.broadcast_to(basis[:, None], (basis.shape[0], batch, *inner))
-            rows = _map(lambda ct: pullback([ct]), cts, chunk)  # per leaf: (m, batch) + source.shape[1:]
-            results = []
-            for g in groups:
-                r = jnp.conj(_sum(rows[i] for i in g))
-                r = jnp.moveaxis(r, 1, 0)  # (batch, m) + source.shape[1:]
-                results.append(r.reshape((batch, *inner, *r.shape[2:])))
-            return tuple(results)
+            rows = _map(lambda ct: pullback([ct]), batch_basis(out.shape, out.dtype), chunk)
+            return tuple(batch_rows(jnp.conj(_sum(rows[i] for i in g)), out.shape) for g in groups)
 
         return fn
 
@@ -169,7 +174,7 @@ def hessian_builder(groups: Groups) -> Build:
                     per_group = [t if j == k else None for j in range(len(groups))]
                     return jax.jvp(grads, tuple(leaves), tuple(_tangents(leaves, groups, per_group)))[1]
 
-                columns.append(jax.vmap(column)(_basis(shape, leaves[g[0]].dtype)))  # per i: (n_k,) + S_i
+                columns.append(jax.vmap(column)(basis(shape, leaves[g[0]].dtype)))  # per i: (n_k,) + S_i
             blocks = []
             for i, gi in enumerate(groups):
                 for k, gk in enumerate(groups):
