@@ -12,6 +12,7 @@ from tapejax import math as math
 from tapejax import nn as nn
 from tapejax import random as random
 from tapejax._src.dtypes import DType as DType
+from tapejax._src.custom_gradient import custom_gradient as custom_gradient
 from tapejax._src.dtypes import as_dtype as as_dtype
 from tapejax._src.dtypes import float16 as float16
 from tapejax._src.dtypes import half as half

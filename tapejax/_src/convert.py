@@ -36,7 +36,8 @@ def _castable(source: np.dtype, target: np.dtype, from_python: bool) -> bool:
     return s == t or (s in "iu" and t in "iufc") or (s == "f" and t == "c")
 
 
-def to_array(value: Any, dtype: dtypes.DType | None = None, hint: dtypes.DType | None = None) -> Any:
+def to_array(value: Any, dtype: dtypes.DType | None = None, hint: dtypes.DType | None = None,
+             on_device: bool = True) -> Any:
     """The array for `value`: a jax.Array for tensors, variables and Python scalars, numpy otherwise.
 
     Args:
@@ -45,6 +46,8 @@ def to_array(value: Any, dtype: dtypes.DType | None = None, hint: dtypes.DType |
         value that does not fit it a TypeError.
       hint: the preferred dtype for Python and numpy values (the dtype of the other operands of an op); a value
         that cannot take it keeps its own dtype, and the op then reports the mismatch.
+      on_device: Python scalars come back as cached device arrays; False gives numpy instead, for ops inside a
+        JAX trace (a concrete device array closed over by a traced custom_vjp trips JAX 0.10's executable cache).
     """
     if isinstance(value, _Operators):
         array = value._value
@@ -55,7 +58,7 @@ def to_array(value: Any, dtype: dtypes.DType | None = None, hint: dtypes.DType |
             )
         return array
     from_python = not isinstance(value, np.ndarray | np.generic)
-    if from_python and type(value) in _SCALAR_TYPES:
+    if from_python and on_device and type(value) in _SCALAR_TYPES:
         key = (type(value), value, dtype, hint)
         array = _SCALARS.get(key)
         if array is None:

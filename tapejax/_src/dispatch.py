@@ -55,8 +55,9 @@ def _read_inputs(opdef: OpDef, args: tuple) -> tuple[list, list[int]]:
             if v is not None and i not in pending and _in_group(group, i):
                 hint = dtypes.from_numpy(v.dtype)
                 break
+        eager = not any(isinstance(v, jax.core.Tracer) for v in vals)
         for i in pending:
-            vals[i] = to_array(vals[i], hint=hint if _in_group(group, i) else None)
+            vals[i] = to_array(vals[i], hint=hint if _in_group(group, i) else None, on_device=eager)
     if group and len(vals) > 1:
         _check_same_dtype(opdef, vals)
     return vals, tids

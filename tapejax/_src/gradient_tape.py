@@ -251,7 +251,8 @@ class GradientTape:
         blocks: list[list[Any]] = [[None] * n for _ in range(n)]
         if problem.is_connected:
             groups = problem.connected_groups
-            outs = iter(problem.run(("hessian", groups), transforms.hessian_builder(groups)))
+            fwd = problem.slice.program.forward_ok
+            outs = iter(problem.run(("hessian", groups, fwd), transforms.hessian_builder(groups, fwd)))
             for i in problem.connected:
                 for j in problem.connected:
                     blocks[i][j] = next(outs)
@@ -283,7 +284,8 @@ class GradientTape:
         if problem.is_connected:
             groups = problem.connected_groups
             vecs = [_as_tensor_like(flat_vectors[k], flat_sources[k]) for k in problem.connected]
-            results = problem.per_source(problem.run(("hvp", groups), transforms.hvp_builder(groups), vecs))
+            fwd = problem.slice.program.forward_ok
+            results = problem.per_source(problem.run(("hvp", groups, fwd), transforms.hvp_builder(groups, fwd), vecs))
         self._end_differentiation()
         out = [_unconnected(s, r, UnconnectedGradients.ZERO) for s, r in zip(flat_sources, results)]
         return jax.tree_util.tree_unflatten(source_tree, out)

@@ -41,7 +41,7 @@ class Program(NamedTuple):
     @property
     def forward_ok(self) -> bool:
         """Whether forward mode gives TF's answer: no step has a custom gradient that forward mode would ignore."""
-        return all(getattr(s.op, "forward", None) is None for s in self.steps)
+        return all(s.op.forward is None for s in self.steps)
 
 
 class Slice(NamedTuple):
@@ -103,9 +103,14 @@ def slice_trace(entries: Sequence[TapeEntry], leaf_tids: Sequence[int], target_t
                  tuple(e.in_vals for e in kept))
 
 
-def replay_fn(program: Program) -> Callable[[Sequence[Any], Sequence[Any]], list[Any]]:
-    """The pure function `(leaves, consts) -> targets` that re-runs the program's ops."""
-    steps = [(s.op.impl, dict(s.params), s.ins, s.multiple, s.adds) for s in program.steps]
+def replay_fn(program: Program, forward: bool = False) -> Callable[[Sequence[Any], Sequence[Any]], list[Any]]:
+    """The pure function `(leaves, consts) -> targets` that re-runs the program's ops.
+
+    With `forward`, ops that have a forward-mode implementation (custom gradients) use it: TF's forward mode
+    differentiates the computation itself and ignores custom gradients.
+    """
+    steps = [((s.op.forward if forward and s.op.forward is not None else s.op.impl), dict(s.params), s.ins,
+              s.multiple, s.adds) for s in program.steps]
     outputs = program.outputs
 
     def replay(leaves: Sequence[Any], consts: Sequence[Any]) -> list[Any]:
@@ -130,11 +135,12 @@ def leaf_cast(perturbation: Any, value: Any) -> Any:
 class Lowered:
     """A program's replay function and its JAX transformations, compiled once the structure repeats."""
 
-    __slots__ = ("program", "replay", "_transforms", "_compiled", "_memo")
+    __slots__ = ("program", "replay", "forward_replay", "_transforms", "_compiled", "_memo")
 
     def __init__(self, program: Program):
         self.program = program
         self.replay = replay_fn(program)
+        self.forward_replay = replay_fn(program, forward=True) if not program.forward_ok else self.replay
         self._transforms: dict[Any, Callable[..., Any]] = {}
         self._compiled: dict[Any, Callable[..., Any] | None] = {}  # kind -> jitted fn; None once run eagerly
         self._memo: dict[Any, Any] = {}
@@ -147,10 +153,11 @@ class Lowered:
         return value
 
     def transform(self, kind: Any, build: Callable[[Callable], Callable[..., Any]]) -> Callable[..., Any]:
-        """The uncompiled transformation `build(replay)`, memoized under `kind`."""
+        """The uncompiled transformation `build(replay)`, memoized under `kind` ("jvp" kinds use the forward
+        replay)."""
         fn = self._transforms.get(kind)
         if fn is None:
-            fn = self._transforms[kind] = build(self.replay)
+            fn = self._transforms[kind] = build(self.forward_replay if kind[0] == "jvp" else self.replay)
         return fn
 
     def run(self, kind: Any, build: Callable[[Callable], Callable[..., Any]], args: tuple,

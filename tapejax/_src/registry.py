@@ -35,6 +35,8 @@ class OpDef:
         one per primitive of a composite impl); False for ops whose output shape depends on values.
       check: an optional validation of concrete inputs, run before the op (TF's value errors, which a jitted
         impl cannot raise); it raises ValueError, reported as InvalidArgumentError.
+      forward: the implementation forward mode differentiates, when it must differ from `impl` (a custom
+        gradient: `impl` is a jax.custom_vjp, and TF's forward mode ignores the custom gradient).
     """
 
     name: str
@@ -46,6 +48,7 @@ class OpDef:
     same_dtype: bool | tuple[int, ...] = True
     jit: bool = True
     check: Callable[..., None] | None = None
+    forward: Callable[..., Any] | None = None
     doc: str = ""
 
     def __repr__(self) -> str:
@@ -108,7 +111,7 @@ def op(
     tf.Tensor(0.0, shape=(), dtype=float32)
     """
     opdef = OpDef(name, impl, tuple(static), differentiable, has_gradient, op_type or _camel(name), same_dtype,
-                  jit, check, doc)
+                  jit, check, doc=doc)
     REGISTRY[name] = opdef
     if signature is not None:
         parameters = [inspect.Parameter(p.strip(), inspect.Parameter.POSITIONAL_OR_KEYWORD)

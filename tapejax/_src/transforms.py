@@ -159,26 +159,42 @@ def _gradients(replay: Callable, consts: Sequence[Any], groups: Groups) -> Calla
     return grads
 
 
-def hessian_builder(groups: Groups) -> Build:
-    """Hessian of a scalar target, forward-over-reverse: blocks H[i][j] of shape source_i.shape + source_j.shape,
-    flattened row-major over (i, j)."""
+def _hessian_times(grads: Callable, groups: Groups, forward_over_reverse: bool) -> Callable:
+    """`(leaves, t) -> H t` per group, for per-group tangents `t` (None: zero), H the Hessian of the scalar whose
+    per-group gradient is `grads`. Forward-over-reverse (`jax.jvp` of the gradient), or, through custom gradients
+    (JAX cannot push tangents through a custom_vjp), reverse-over-reverse: H t = grad_x <grad f(x), t>, since a
+    Hessian is symmetric."""
+
+    def hvp(leaves: Sequence[Any], per_group: Sequence[Any]) -> tuple[Any, ...]:
+        if forward_over_reverse:
+            return jax.jvp(grads, tuple(leaves), tuple(_tangents(leaves, groups, per_group)))[1]
+
+        def inner(*xs: Any) -> Any:
+            return _sum(jnp.sum(g * jnp.conj(t)) for g, t in zip(grads(*xs), per_group) if t is not None)
+
+        leaf_grads = jax.grad(inner, argnums=tuple(range(len(leaves))))(*leaves)
+        return tuple(_sum(leaf_grads[i] for i in g) for g in groups)
+
+    return hvp
+
+
+def hessian_builder(groups: Groups, forward_over_reverse: bool = True) -> Build:
+    """Hessian of a scalar target: blocks H[i][j] of shape source_i.shape + source_j.shape, flattened row-major
+    over (i, j): one `jax.vmap` of the Hessian-vector product over each source's basis."""
 
     def build(replay: Callable) -> Callable:
         def fn(leaves: Sequence[Any], consts: Sequence[Any], extras: Sequence[Any]) -> tuple[Any, ...]:
-            grads = _gradients(replay, consts, groups)
+            hvp = _hessian_times(_gradients(replay, consts, groups), groups, forward_over_reverse)
             columns = []
             for k, g in enumerate(groups):
-                shape = leaves[g[0]].shape
-
                 def column(t, k=k):
-                    per_group = [t if j == k else None for j in range(len(groups))]
-                    return jax.jvp(grads, tuple(leaves), tuple(_tangents(leaves, groups, per_group)))[1]
+                    return hvp(leaves, [t if j == k else None for j in range(len(groups))])
 
-                columns.append(jax.vmap(column)(basis(shape, leaves[g[0]].dtype)))  # per i: (n_k,) + S_i
+                columns.append(jax.vmap(column)(basis(leaves[g[0]].shape, leaves[g[0]].dtype)))
             blocks = []
             for i, gi in enumerate(groups):
                 for k, gk in enumerate(groups):
-                    col = columns[k][i]
+                    col = columns[k][i]  # (n_k,) + S_i
                     blocks.append(jnp.moveaxis(col, 0, -1).reshape(leaves[gi[0]].shape + leaves[gk[0]].shape))
             return tuple(blocks)
 
@@ -187,13 +203,12 @@ def hessian_builder(groups: Groups) -> Build:
     return build
 
 
-def hvp_builder(groups: Groups) -> Build:
-    """Hessian-vector product of a scalar target, forward-over-reverse: `jax.jvp` of the gradient."""
+def hvp_builder(groups: Groups, forward_over_reverse: bool = True) -> Build:
+    """Hessian-vector product of a scalar target, one vector per source in `extras`."""
 
     def build(replay: Callable) -> Callable:
         def fn(leaves: Sequence[Any], consts: Sequence[Any], vectors: Sequence[Any]) -> tuple[Any, ...]:
-            grads = _gradients(replay, consts, groups)
-            return tuple(jax.jvp(grads, tuple(leaves), tuple(_tangents(leaves, groups, vectors)))[1])
+            return _hessian_times(_gradients(replay, consts, groups), groups, forward_over_reverse)(leaves, vectors)
 
         return fn
 

@@ -8,6 +8,7 @@ reads (DESIGN invariant 6), each replayed with the value it had.
 from __future__ import annotations
 
 import itertools
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -22,6 +23,31 @@ _new_uid: Callable[[], int] = itertools.count(1).__next__
 
 # The enclosing tf.name_scope names, innermost last (filled by tf.name_scope).
 NAME_SCOPES: list[str] = []
+
+
+class _Overrides(threading.local):
+    """Values that variable reads return instead of the variables' own, while a pure function of them is traced
+    (a custom gradient's forward function replayed by JAX): variable uid -> array."""
+
+    def __init__(self):
+        self.values: dict[int, Any] = {}
+
+
+OVERRIDES = _Overrides()
+
+
+class override_values:
+    """Context manager: reads of the given variables return the given arrays (used when replaying)."""
+
+    def __init__(self, values: dict[int, Any]):
+        self._values = values
+
+    def __enter__(self) -> None:
+        self._saved = OVERRIDES.values
+        OVERRIDES.values = {**self._saved, **self._values}
+
+    def __exit__(self, *exc: object) -> None:
+        OVERRIDES.values = self._saved
 
 
 class Variable(_Operators):
@@ -77,7 +103,7 @@ class Variable(_Operators):
 
     def _read(self) -> tuple[int, jax.Array]:
         """The (tid, value) of a read; the tapes that watch this variable record it as a leaf."""
-        value = self._value
+        value = OVERRIDES.values.get(self._uid, self._value) if OVERRIDES.values else self._value
         tapes = tape_lib.STACK.tapes
         if not tapes:
             return 0, value

@@ -1,0 +1,209 @@
+"""tf.custom_gradient: a function with a hand-written gradient, recorded as one op lowered to jax.custom_vjp.
+
+The decorated function runs once, eagerly and unrecorded, for its value; the call is then recorded as one entry
+on the tapes that follow its inputs. The entry's implementation is a `jax.custom_vjp` whose backward pass
+re-runs the user's function on the residual inputs to get `grad_fn`, and calls it: everything the gradient needs
+is recomputed from the op's inputs, so the entry is a pure JAX function (it replays, jits and vmaps like any
+op). Its forward-mode implementation is the user's function itself: TF's ForwardAccumulator differentiates the
+computation and ignores the custom gradient.
+
+Variables the function reads are found while it runs; they become inputs of the op (their reads are leaves on
+the tapes), and replays read the traced values in their place (variable.override_values).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from . import dispatch, tape as tape_lib
+from .registry import OpDef
+from .tensor import EagerTensor, Tensor
+from .variable import Variable, override_values
+
+_MISSING_VARIABLES_KEYWORD = (
+    "@tf.custom_gradient grad_fn must accept keyword argument 'variables', since function uses variables: "
+    "{variables}. Define it as `def grad_fn(*upstream, variables=None)` and return `(grad_xs, grad_vars)`, one "
+    "gradient per variable."
+)
+_WRONG_GRADIENT_COUNT = (
+    "custom_gradient function expected to return {expected} gradients, but returned {got} instead. grad_fn must "
+    "return one gradient (or None) per input of the decorated function."
+)
+_WRONG_VARIABLE_GRADIENT_COUNT = (
+    "Must return gradient for each variable from @custom_gradient grad_fn. It got {got} for {expected} "
+    "variables: return `(grad_xs, grad_vars)` with one entry (or None) per variable in `variables`."
+)
+
+
+def _flatten(nest: Any) -> tuple[list[Any], Any]:
+    return jax.tree_util.tree_flatten(nest, is_leaf=lambda x: x is None)
+
+
+def custom_gradient(f: Callable | None = None) -> Callable:
+    """Decorator to define a function with a custom gradient (`tf.custom_gradient`).
+
+    `f(*x)` returns `(y, grad_fn)`; `grad_fn(*upstream)` returns one gradient per input (or
+    `(grad_xs, grad_vars)`, with a `variables=` keyword, if `f` reads variables).
+
+    >>> import tapejax as tf
+    >>> @tf.custom_gradient
+    ... def log1pexp(x):
+    ...     e = tf.exp(x)
+    ...     def grad(upstream):
+    ...         return upstream * (1 - 1 / (1 + e))
+    ...     return tf.math.log(1 + e), grad
+    >>> x = tf.constant(100.0)
+    >>> with tf.GradientTape() as tape:
+    ...     tape.watch(x)
+    ...     y = log1pexp(x)
+    >>> print(tape.gradient(y, x))
+    tf.Tensor(1.0, shape=(), dtype=float32)
+
+    Differences from TensorFlow: the decorated function is re-run (on the same inputs) when its gradient is
+    computed, and traced once per input structure when a gradient computation is compiled, like `tf.function`:
+    values it captures from enclosing scopes are those of that trace; pass values that change as arguments.
+    """
+    if f is None:
+        return custom_gradient
+
+    ops: dict[Any, OpDef] = {}
+
+    @functools.wraps(f)
+    def decorated(*args: Any, **kwargs: Any) -> Any:
+        return _call(f, ops, args, kwargs)
+
+    return decorated
+
+
+def _call(f: Callable, ops: dict[Any, OpDef], args: tuple, kwargs: dict) -> Any:
+    flat_args, args_tree = _flatten(args)
+    watcher = tape_lib.Tape(persistent=True, watch_accessed_variables=True)
+    saved = tape_lib.STACK.tapes
+    tape_lib.STACK.tapes = [watcher]  # the forward pass runs unrecorded; the watcher only notes variable reads
+    try:
+        result, grad_fn = f(*args, **kwargs)
+    finally:
+        tape_lib.STACK.tapes = saved
+    arg_uids = {a._uid for a in flat_args if isinstance(a, Variable)}
+    variables = [v for uid, v in watcher.variables.items() if uid not in arg_uids and v.trainable]
+    if variables and not _accepts_variables(grad_fn):
+        raise TypeError(_MISSING_VARIABLES_KEYWORD.format(variables=variables))
+    flat_result, result_tree = _flatten(result)
+    outs = tuple(EagerTensor(r._value if isinstance(r, Tensor | Variable) else jnp.asarray(r)) for r in flat_result)
+    tapes = tape_lib.STACK.tapes
+    if tapes:
+        inputs = [_as_input(a) for a in flat_args] + [v._read() for v in variables]
+        key = (args_tree, tuple(kwargs.items()) if _hashable(kwargs) else id(kwargs),
+               tuple(v._uid for v in variables), tuple(i is None for i in inputs))
+        opdef = ops.get(key)
+        if opdef is None:
+            opdef = ops[key] = _opdef(f, args_tree, kwargs, flat_args, variables, result_tree)
+        tids = tuple(i[0] if i is not None else 0 for i in inputs)
+        vals = tuple(i[1] if i is not None else None for i in inputs)
+        dispatch.record(tapes, opdef, {}, tids, vals, outs, True)
+    return jax.tree_util.tree_unflatten(result_tree, list(outs))
+
+
+def _as_input(arg: Any) -> tuple[int, Any] | None:
+    if isinstance(arg, Variable):
+        return arg._read()
+    if isinstance(arg, Tensor):
+        return arg._tid, arg._value
+    return None  # a Python value: not an input of the op (it is fixed in the function)
+
+
+def _accepts_variables(grad_fn: Callable) -> bool:
+    try:
+        params = inspect.signature(grad_fn).parameters
+    except (TypeError, ValueError):
+        return True
+    return "variables" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
+
+
+def _hashable(value: Any) -> bool:
+    try:
+        hash(tuple(value.items()))
+        return True
+    except TypeError:
+        return False
+
+
+def _opdef(f: Callable, args_tree: Any, kwargs: dict, flat_args: list, variables: list[Variable],
+           result_tree: Any) -> OpDef:
+    """The op for calls of `f` with this argument structure: jax.custom_vjp over a re-run of `f`."""
+    n_args = len(flat_args)
+    python_args = {i: a for i, a in enumerate(flat_args) if not isinstance(a, Tensor | Variable)}
+    uids = [v._uid for v in variables]
+
+    def run(arrays: tuple) -> tuple[Any, Callable]:
+        wrapped = [python_args[i] if i in python_args else EagerTensor(arrays[i]) for i in range(n_args)]
+        saved = tape_lib.STACK.tapes
+        tape_lib.STACK.tapes = []
+        try:
+            with override_values(dict(zip(uids, arrays[n_args:]))):
+                result, grad_fn = f(*jax.tree_util.tree_unflatten(args_tree, wrapped), **kwargs)
+        finally:
+            tape_lib.STACK.tapes = saved
+        return result, grad_fn
+
+    def primal(*arrays: Any) -> tuple[Any, ...]:
+        result, _ = run(arrays)
+        return tuple(_array(r) for r in _flatten(result)[0])
+
+    def fwd(*arrays: Any) -> tuple[tuple[Any, ...], tuple]:
+        return primal(*arrays), arrays
+
+    def bwd(arrays: tuple, cts: tuple) -> tuple[Any, ...]:
+        _, grad_fn = run(arrays)
+        upstream = [EagerTensor(c) for c in cts]
+        saved = tape_lib.STACK.tapes
+        tape_lib.STACK.tapes = []
+        try:
+            with override_values(dict(zip(uids, arrays[n_args:]))):
+                if variables:
+                    grad_xs, grad_vars = grad_fn(*upstream, variables=list(variables))
+                else:
+                    grad_xs, grad_vars = grad_fn(*upstream), []
+        finally:
+            tape_lib.STACK.tapes = saved
+        flat_xs = _gradient_list(grad_xs, n_args)
+        if len(flat_xs) != n_args:
+            raise ValueError(_WRONG_GRADIENT_COUNT.format(expected=n_args, got=len(flat_xs)))
+        flat_vars = list(grad_vars) if grad_vars is not None else []
+        if len(flat_vars) != len(variables):
+            raise ValueError(_WRONG_VARIABLE_GRADIENT_COUNT.format(expected=len(variables), got=len(flat_vars)))
+        return tuple(_cotangent(g, a) for g, a in zip(flat_xs + flat_vars, arrays))
+
+    with_custom_vjp = jax.custom_vjp(primal)
+    with_custom_vjp.defvjp(fwd, bwd)
+    name = getattr(f, "__name__", "custom_gradient")
+    return OpDef(f"custom_gradient.{name}", with_custom_vjp, op_type=name, jit=True, forward=primal)
+
+
+def _array(value: Any) -> Any:
+    return value._value if isinstance(value, Tensor | Variable) else jnp.asarray(value)
+
+
+def _gradient_list(grads: Any, n_args: int) -> list[Any]:
+    """grad_fn may return one gradient or a sequence of them; None stands for zeros."""
+    if isinstance(grads, list | tuple):
+        return list(grads)
+    return [grads]
+
+
+def _cotangent(grad: Any, primal: Any) -> Any:
+    if primal is None:
+        return None  # a Python argument: not an input of the op
+    if not jnp.issubdtype(primal.dtype, jnp.inexact):
+        return np.zeros(primal.shape, jax.dtypes.float0)  # JAX's cotangent type for integer inputs
+    if grad is None:
+        return jnp.zeros_like(primal)
+    value = _array(grad)
+    return jnp.broadcast_to(value, primal.shape).astype(primal.dtype)
