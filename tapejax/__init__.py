@@ -33,6 +33,7 @@ from tapejax._src.dtypes import uint64 as uint64
 from tapejax._src.dtypes import bool_ as bool  # noqa: A001, F401 (TF's name)
 from tapejax._src.gradient_tape import GradientTape as GradientTape
 from tapejax._src.gradient_tape import UnconnectedGradients as UnconnectedGradients
+from tapejax._src.gradient_tape import gradients as gradients
 from tapejax._src.logs import get_logger as get_logger
 from tapejax._src.tensor import Tensor as Tensor
 from tapejax._src.tensor import TensorShape as TensorShape

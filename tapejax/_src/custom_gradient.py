@@ -98,7 +98,8 @@ def _call(f: Callable, ops: dict[Any, OpDef], args: tuple, kwargs: dict) -> Any:
     flat_result, result_tree = _flatten(result)
     outs = tuple(EagerTensor(r._value if isinstance(r, Tensor | Variable) else jnp.asarray(r)) for r in flat_result)
     tapes = tape_lib.STACK.tapes
-    if tapes:
+    traced = any(isinstance(getattr(a, "_value", None), jax.core.Tracer) for a in flat_args)
+    if tapes or traced:
         inputs = [_as_input(a) for a in flat_args] + [v._read() for v in variables]
         key = (args_tree, tuple(kwargs.items()) if _hashable(kwargs) else id(kwargs),
                tuple(v._uid for v in variables), tuple(i is None for i in inputs))
@@ -107,7 +108,12 @@ def _call(f: Callable, ops: dict[Any, OpDef], args: tuple, kwargs: dict) -> Any:
             opdef = ops[key] = _opdef(f, args_tree, kwargs, flat_args, variables, result_tree)
         tids = tuple(i[0] if i is not None else 0 for i in inputs)
         vals = tuple(i[1] if i is not None else None for i in inputs)
-        dispatch.record(tapes, opdef, {}, tids, vals, outs, True)
+        if traced:
+            # Inside a JAX trace (a gradient being differentiated again, tf.function): the custom rule must be
+            # part of the traced computation, so the op itself runs.
+            outs = tuple(EagerTensor(o) for o in opdef.impl(*vals))
+        if tapes:
+            dispatch.record(tapes, opdef, {}, tids, vals, outs, True)
     return jax.tree_util.tree_unflatten(result_tree, list(outs))
 
 

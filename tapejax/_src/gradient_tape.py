@@ -375,3 +375,12 @@ def _variable_targets(problem: Problem, results: list[Any], flat_cts: _Flat) -> 
             if isinstance(s, Variable) and s._uid == t._uid:
                 add = jnp.ones(t.shape, t._value.dtype) if flat_cts[i] is None else flat_cts[i]._value
                 results[k] = EagerTensor(add if results[k] is None else results[k]._value + add)
+
+
+def gradients(ys: Any, xs: Any, grad_ys: Any = None, name: str = "gradients", gate_gradients: bool = False,
+              aggregation_method: Any = None, stop_gradients: Any = None,
+              unconnected_gradients: UnconnectedGradients | str = UnconnectedGradients.NONE) -> Any:
+    """`tf.gradients` is TF's graph-mode API; in eager code TF raises, and so does tapejax (inside `tf.function`
+    it is not supported yet either): use tf.GradientTape."""
+    raise RuntimeError("tf.gradients is not supported when eager execution is enabled. Use tf.GradientTape "
+                       "instead.")
