@@ -153,7 +153,7 @@ def _gather(params, indices, validate_indices=None, axis=None, batch_dims=0):
     if axis < 0:
         axis += params.ndim
     take = lambda p, i, ax: jnp.take(p, i, axis=ax, mode="clip")  # noqa: E731
-    for _ in range(batch_dims):
+    for _ in builtins.range(batch_dims):
         take = jax.vmap(take, in_axes=(0, 0, None))
     return take(params, indices, axis - batch_dims)
 
