@@ -30,7 +30,7 @@ def _read_inputs(opdef: OpDef, args: tuple) -> tuple[list, list[int]]:
     tids: list[int] = []
     pending: list[int] = []  # positions of Python/numpy values, converted once the dtype hint is known
     for i, a in enumerate(args):
-        if isinstance(a, Tensor):
+        if type(a) is EagerTensor or isinstance(a, Tensor):
             vals.append(a._value)
             tids.append(a._tid)
         elif isinstance(a, Variable):
@@ -89,11 +89,12 @@ def _check_same_dtype(opdef: OpDef, vals: list) -> None:
 _EXECUTABLES: dict[tuple[OpDef, tuple], Callable[..., Any]] = {}
 
 
-def executable(opdef: OpDef, params: dict[str, Any]) -> Callable[..., Any]:
-    key = (opdef, tuple(params.items()))
+def executable(opdef: OpDef, params_key: tuple) -> Callable[..., Any]:
+    """The op's implementation with its static params bound, jitted unless the op opts out."""
+    key = (opdef, params_key)
     fn = _EXECUTABLES.get(key)
     if fn is None:
-        fn = functools.partial(opdef.impl, **params)
+        fn = functools.partial(opdef.impl, **dict(params_key))
         if opdef.jit:
             fn = jax.jit(fn)
         _EXECUTABLES[key] = fn
@@ -107,24 +108,25 @@ def apply(opdef: OpDef, args: tuple, params: dict[str, Any]) -> Any:
     mutated, since callers may share it.
     """
     vals, tids = _read_inputs(opdef, args)
+    params_key = tuple(params.items())
     try:
         if opdef.check is not None:
             opdef.check(*vals, **params)
-        out = executable(opdef, params)(*vals)
+        out = executable(opdef, params_key)(*vals)
     except (TypeError, ValueError) as e:
         raise errors.invalid_argument(opdef.op_type, str(e)) from e
-    multiple = isinstance(out, tuple | list)
+    multiple = type(out) is tuple or type(out) is list
     outs = tuple(EagerTensor(o) for o in out) if multiple else (EagerTensor(out),)
     tapes = _STACK.tapes
     if tapes and opdef.differentiable:
-        record(tapes, opdef, params, tids, vals, outs, multiple)
+        record(tapes, opdef, params_key, tids, vals, outs, multiple)
     return outs if multiple else outs[0]
 
 
 def record(
     tapes: list[tape_lib.Tape],
     opdef: OpDef,
-    params: dict[str, Any],
+    params_key: tuple[tuple[str, Any], ...],
     tids: list[int] | tuple[int, ...],
     vals: list | tuple,
     outs: tuple[Tensor, ...],
@@ -144,7 +146,7 @@ def record(
             continue
         if entry is None:
             out_tids = tuple(o._tid for o in outs)
-            entry = tape_lib.TapeEntry(opdef, tuple(params.items()), tuple(tids), tuple(vals), out_tids, multiple)
+            entry = tape_lib.TapeEntry(opdef, params_key, tuple(tids), tuple(vals), out_tids, multiple)
             follow = [o._tid for o in outs if o._value.dtype.kind in _DIFFERENTIABLE_KINDS]
         t.entries.append(entry)
         tracked.update(follow)

@@ -147,10 +147,12 @@ class GradientTape:
             given = tuple(flat_cts[i] is not None for i in connected_targets)
             cts = [flat_cts[i] for i in connected_targets if flat_cts[i] is not None]
             build = transforms.vjp_builder(problem.connected_groups, given)
-            seeds = [jnp.ones_like(problem.targets[i]._value) if flat_cts[i] is None else flat_cts[i]._value
-                     for i in connected_targets]
-            outs = problem.run(("vjp", problem.connected_groups, given), build, cts,
-                               eager=lambda: problem.sweep(seeds))
+            def eager() -> tuple:
+                seeds = [jnp.ones_like(problem.targets[i]._value) if flat_cts[i] is None else flat_cts[i]._value
+                         for i in connected_targets]
+                return problem.sweep(seeds)
+
+            outs = problem.run(("vjp", problem.connected_groups, given), build, cts, eager=eager)
             results = problem.per_source(outs)
         _variable_targets(problem, results, flat_cts)
         self._end_differentiation()

@@ -107,7 +107,7 @@ class Problem:
             in_tids = (*sl.leaf_tids, *sl.const_tids, *(e._tid for e in extras))
             in_vals = (*self.leaf_vals, *sl.const_vals, *extra_vals)
             opdef = _lowered_opdef(lowered, kind, build, len(sl.leaf_tids), len(sl.const_tids))
-            dispatch.record(tapes, opdef, {}, in_tids, in_vals, tensors, True)
+            dispatch.record(tapes, opdef, (), in_tids, in_vals, tensors, True)
         return tensors
 
     def sweep(self, seeds: Sequence[Any], batched: bool = False) -> tuple:
