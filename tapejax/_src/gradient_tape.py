@@ -30,7 +30,13 @@ class UnconnectedGradients(enum.Enum):
     ZERO = "zero"
 
 
+_LEAF = jax.tree_util.tree_structure(0)
+
+
 def _flatten(nest: Any) -> tuple[_Flat, Any]:
+    """tf.nest-style flattening (None is a leaf), with a fast path for the common single tensor."""
+    if isinstance(nest, Tensor | Variable):
+        return [nest], _LEAF
     return jax.tree_util.tree_flatten(nest, is_leaf=lambda x: x is None)
 
 

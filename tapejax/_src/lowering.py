@@ -55,26 +55,35 @@ class Slice(NamedTuple):
 
 
 def slice_trace(entries: Sequence[TapeEntry], leaf_tids: Sequence[int], target_tids: Sequence[int]) -> Slice:
-    """The part of `entries` through which `target_tids` depend on `leaf_tids`, as a Program."""
-    depends = set(leaf_tids)
+    """The part of `entries` through which `target_tids` depend on `leaf_tids`, as a Program.
+
+    This runs on every differentiation call, so it is written for speed: set operations in C, no generators.
+    """
+    leaf_set = set(leaf_tids)
+    depends = set(leaf_set)
     forward: list[TapeEntry] = []
     for e in entries:
         if not depends.isdisjoint(e.in_tids):
             forward.append(e)
             depends.update(e.out_tids)
-    connected_targets = tuple(i for i, t in enumerate(target_tids) if t in depends)
+    connected_targets = tuple([i for i, t in enumerate(target_tids) if t in depends])
     needed = {target_tids[i] for i in connected_targets}
     kept: list[TapeEntry] = []
+    perturbed_found = False
     for e in reversed(forward):
         if not needed.isdisjoint(e.out_tids):
             kept.append(e)
             needed.update(e.in_tids)  # ids that depend on no leaf are harmless here: nothing produces them
+            if not perturbed_found and not leaf_set.isdisjoint(e.out_tids):
+                perturbed_found = True
     kept.reverse()
 
-    used_leaves = [t for t in dict.fromkeys(leaf_tids) if t in needed]
-    slot = {t: i for i, t in enumerate(used_leaves)}
-    produced = {t for e in kept for t in e.out_tids}
-    perturbed = frozenset(t for t in used_leaves if t in produced)
+    used_leaves = [t for t in (dict.fromkeys(leaf_tids) if len(leaf_set) < len(leaf_tids) else leaf_tids)
+                   if t in needed]
+    slot = dict(zip(used_leaves, range(len(used_leaves))))
+    perturbed = frozenset()
+    if perturbed_found:  # a source produced inside the slice (see Step.adds)
+        perturbed = frozenset(leaf_set.intersection([t for e in kept for t in e.out_tids]))
     const_tids: list[int] = []
     const_vals: list[Any] = []
     for e in kept:
@@ -89,18 +98,18 @@ def slice_trace(entries: Sequence[TapeEntry], leaf_tids: Sequence[int], target_t
     for e in kept:
         if not e.op.has_gradient:
             raise LookupError(errors.NO_GRADIENT_REGISTERED.format(op_type=e.op.op_type))
-        adds = []
-        ins = tuple(slot[t] for t in e.in_tids)
-        for k, t in enumerate(e.out_tids):
-            if t in perturbed:
-                adds.append((n_slots + k, slot[t]))
-            slot[t] = n_slots + k
-        steps.append(Step(e.op, e.params, ins, e.multiple_results, len(e.out_tids), tuple(adds)))
-        n_slots += len(e.out_tids)
-    outputs = tuple(slot[target_tids[i]] for i in connected_targets)
+        ins = tuple([slot[t] for t in e.in_tids])
+        adds = ()
+        if perturbed and not perturbed.isdisjoint(e.out_tids):
+            adds = tuple([(n_slots + k, slot[t]) for k, t in enumerate(e.out_tids) if t in perturbed])
+        n_out = len(e.out_tids)
+        slot.update(zip(e.out_tids, range(n_slots, n_slots + n_out)))
+        steps.append(Step(e.op, e.params, ins, e.multiple_results, n_out, adds))
+        n_slots += n_out
+    outputs = tuple([slot[target_tids[i]] for i in connected_targets])
     program = Program(tuple(steps), len(used_leaves), len(const_tids), outputs)
     return Slice(program, tuple(used_leaves), perturbed, tuple(const_tids), tuple(const_vals), connected_targets,
-                 tuple(e.in_vals for e in kept))
+                 tuple([e.in_vals for e in kept]))
 
 
 def replay_fn(program: Program, forward: bool = False) -> Callable[[Sequence[Any], Sequence[Any]], list[Any]]:
@@ -169,29 +178,25 @@ class Lowered:
         transformation compiles at once: evaluating a vmapped or nested transformation op by op would compile
         more small executables than the one jit does (measured in docs/design.md).
         """
-        fn = self.transform(kind, build)
-        if _is_traced(args):
-            return fn(*args)  # inside an outer jax trace (tf.function): inline, the outer jit compiles it
+        leaves, consts, extras = args
+        flat = (*leaves, *consts, *extras)
+        if any(isinstance(x, jax.core.Tracer) for x in flat):
+            # inside an outer jax trace (tf.function): inline, the outer jit compiles it
+            return self.transform(kind, build)(leaves, consts, extras)
         if kind not in self._compiled and eager is not None:
             self._compiled[kind] = None
             return eager()
         compiled = self._compiled.get(kind)
         if compiled is None:
-            compiled = self._compiled[kind] = jax.jit(fn)
-        return compiled(*args)
+            fn = self.transform(kind, build)
+            n_leaves, n_consts = len(leaves), len(consts)
+            # Flat positional arrays: the cheapest call through JAX's C++ dispatch path.
+            compiled = self._compiled[kind] = jax.jit(
+                lambda *xs: fn(xs[:n_leaves], xs[n_leaves:n_leaves + n_consts], xs[n_leaves + n_consts:]))
+        return compiled(*flat)
 
     def is_compiled(self, kind: Any) -> bool:
         return self._compiled.get(kind) is not None
-
-
-def _is_traced(args: Any) -> bool:
-    """Whether any array in `args` (arrays and flat sequences of arrays) is a JAX tracer."""
-    for a in args:
-        if isinstance(a, jax.core.Tracer):
-            return True
-        if isinstance(a, tuple | list) and any(isinstance(x, jax.core.Tracer) for x in a):
-            return True
-    return False
 
 
 class Cache:
