@@ -58,8 +58,6 @@ def _read_inputs(opdef: OpDef, args: tuple) -> tuple[list, list[int]]:
         eager = not any(isinstance(v, jax.core.Tracer) for v in vals)
         for i in pending:
             vals[i] = to_array(vals[i], hint=hint if _in_group(group, i) else None, on_device=eager)
-    if group and len(vals) > 1:
-        _check_same_dtype(opdef, vals)
     return vals, tids
 
 
@@ -108,10 +106,12 @@ def apply(opdef: OpDef, args: tuple, params: dict[str, Any]) -> Any:
     mutated, since callers may share it.
     """
     vals, tids = _read_inputs(opdef, args)
+    if opdef.check is not None:
+        opdef.check(*vals, **params)  # raises TF's own exception types
+    if opdef.same_dtype and len(vals) > 1:
+        _check_same_dtype(opdef, vals)
     params_key = tuple(params.items())
     try:
-        if opdef.check is not None:
-            opdef.check(*vals, **params)
         out = executable(opdef, params_key)(*vals)
     except (TypeError, ValueError) as e:
         raise errors.invalid_argument(opdef.op_type, str(e)) from e

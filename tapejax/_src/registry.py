@@ -33,8 +33,8 @@ class OpDef:
       same_dtype: True if all tensor arguments share one dtype (TF's attr "T"), or the positions that do.
       jit: run the op eagerly through one cached `jax.jit` executable per static params (one dispatch instead of
         one per primitive of a composite impl); False for ops whose output shape depends on values.
-      check: an optional validation of concrete inputs, run before the op (TF's value errors, which a jitted
-        impl cannot raise); it raises ValueError, reported as InvalidArgumentError.
+      check: an optional validation of the converted inputs, run before the op and before the dtype check (TF's
+        value errors, which a jitted impl cannot raise); it raises TF's exception types itself.
       forward: the implementation forward mode differentiates, when it must differ from `impl` (a custom
         gradient: `impl` is a jax.custom_vjp, and TF's forward mode ignores the custom gradient).
     """

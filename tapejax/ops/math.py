@@ -8,7 +8,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from tapejax._src import dtypes, errors
+from tapejax._src.convert import to_array
 from tapejax._src.registry import op
+from tapejax._src.tensor import OPERATORS, EagerTensor
 
 
 def _unary(name: str, fn, **kw):
@@ -30,15 +33,23 @@ def _divide(x, y):
 
 
 def _check_pow(x, y):
-    if jnp.issubdtype(x.dtype, jnp.integer) and np.any(np.asarray(y) < 0):
-        raise ValueError("Integers to negative integer powers are not allowed")
+    if (jnp.issubdtype(x.dtype, jnp.integer) and not isinstance(y, jax.core.Tracer)
+            and np.any(np.asarray(y) < 0)):
+        raise errors.invalid_argument("Pow", "Integers to negative integer powers are not allowed")
+
+
+def _check_truediv(x, y):
+    # TF's `/` and tf.math.truediv check dtypes in Python, before any op runs, and raise TypeError.
+    if x.dtype != y.dtype:
+        raise TypeError(f"`x` and `y` must have the same dtype, got {dtypes.from_numpy(x.dtype)!r} != "
+                        f"{dtypes.from_numpy(y.dtype)!r}.")
 
 
 add = op("math.add", jnp.add, signature="x, y", op_type="AddV2")
 subtract = op("math.subtract", jnp.subtract, signature="x, y", op_type="Sub")
 multiply = op("math.multiply", jnp.multiply, signature="x, y", op_type="Mul")
-truediv = op("math.truediv", _truediv, signature="x, y", op_type="RealDiv")
-divide = op("math.divide", _divide, signature="x, y", op_type="RealDiv")
+truediv = op("math.truediv", _truediv, signature="x, y", op_type="RealDiv", check=_check_truediv)
+divide = op("math.divide", _divide, signature="x, y", op_type="RealDiv", check=_check_truediv)
 floordiv = op("math.floordiv", jnp.floor_divide, signature="x, y", differentiable=False, op_type="FloorDiv")
 floormod = op("math.floormod", jnp.remainder, signature="x, y", op_type="FloorMod")
 pow = op("math.pow", jnp.power, signature="x, y", check=_check_pow)
@@ -95,7 +106,18 @@ def _softplus(features):
 softplus = op("math.softplus", _softplus)
 erf = _unary("math.erf", jax.scipy.special.erf)
 real = op("math.real", jnp.real, signature="input")
-imag = op("math.imag", jnp.imag, signature="input")
+_imag = op("math.imag", jnp.imag, signature="input")
+
+
+def imag(input, name=None):
+    """The imaginary part (`tf.math.imag`); of a real tensor, zeros that no gradient flows through, as in TF."""
+    array = to_array(input)
+    if not jnp.iscomplexobj(array):
+        return EagerTensor(jnp.zeros(array.shape, array.dtype))
+    return _imag(input)
+
+
+OPERATORS["math.imag"] = imag  # the row's public callable is this wrapper (real inputs never reach the row)
 conj = _unary("math.conj", jnp.conj)
 
 
@@ -242,11 +264,13 @@ add_n = op("math.add_n", _add_n, op_type="AddN")
 
 
 def _clip_by_norm(t, clip_norm, axes=None):
-    # TF's formula: t * clip_norm / max(l2norm(t), clip_norm), with a gradient-safe norm at zero.
+    # TF's formula: t * clip_norm / max(l2norm(t), clip_norm), with a gradient-safe norm at zero; TF casts
+    # clip_norm to t's dtype.
+    clip_norm = clip_norm.astype(t.dtype)
     squares = jnp.sum(t * t, axis=_axis(axes), keepdims=True)
     positive = squares > 0
     l2norm = jnp.where(positive, jnp.sqrt(jnp.where(positive, squares, 1)), squares)
     return t * clip_norm / _maximum(l2norm, clip_norm)
 
 
-clip_by_norm = op("clip_by_norm", _clip_by_norm, static=("axes",))
+clip_by_norm = op("clip_by_norm", _clip_by_norm, static=("axes",), same_dtype=False)

@@ -178,6 +178,15 @@ def _shuffle_is_not_differentiable(tf):
     return t.gradient(y, x)
 
 
+def _imag_of_a_real_tensor(tf):
+    x = tf.constant([1.0, 2.0])
+    with tf.GradientTape(persistent=True) as t:
+        t.watch(x)
+        i = tf.math.imag(x)
+        y = i + tf.math.real(x)
+    return t.gradient(i, x), t.gradient(y, x)
+
+
 def _multiple_tapes(tf):
     x0 = tf.constant(0.0)
     x1 = tf.constant(0.0)
@@ -191,7 +200,8 @@ def _multiple_tapes(tf):
 SNIPPETS = [_intermediate_sources, _output_gradients, _variable_reads_with_assignment, _variable_target,
             _unconnected, _non_trainable, _explicit_watch_of_non_trainable, _gradient_inside_context,
             _persistent_higher_order_in_context, _third_order, _hessian_by_components, _structures,
-            _slices_and_stack, _ops_through_integers, _ties, _complex, _float64, _shuffle_is_not_differentiable, _multiple_tapes]
+            _slices_and_stack, _ops_through_integers, _ties, _complex, _float64, _shuffle_is_not_differentiable,
+            _imag_of_a_real_tensor, _multiple_tapes]
 
 
 def _assert_same(got, expected, path="result"):
