@@ -14,7 +14,7 @@ import sys
 import jax
 import numpy as np
 
-from benchmarks.harness import time_per_call
+from benchmarks.harness import time_interleaved
 from benchmarks.workloads import WORKLOADS, tensorflow
 
 
@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", nargs="*", help="workload names to run")
     parser.add_argument("--output", default=str(pathlib.Path(__file__).with_name("results.md")))
     args = parser.parse_args(argv)
-    calls, repeats = (20, 3) if args.quick else (300, 15)
+    calls, repeats = (20, 3) if args.quick else (200, 31)
 
     lines = ["| workload | implementation | median per call | ratio to baseline |", "|---|---|---:|---:|"]
     target_lines = []
@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.only and name not in args.only:
             continue
         description, impls, baseline, targets = make(args.quick)
-        medians = {label: time_per_call(fn, block, calls, repeats) for label, (fn, block) in impls.items()}
+        medians = time_interleaved(impls, calls, repeats)
         for label, median in medians.items():
             ratio = median / medians[baseline]
             lines.append(f"| {description} | {label} | {median:,.1f} us | {ratio:.2f}x |")

@@ -2,43 +2,38 @@
 
 from __future__ import annotations
 
-import dataclasses
 import gc
 import statistics
 import time
 from collections.abc import Callable
 
 
-@dataclasses.dataclass
-class Measurement:
-    workload: str
-    implementation: str
-    median_us: float
-    runs: int
+def time_interleaved(impls: dict[str, tuple[Callable[[], object], Callable[[object], object]]], calls: int,
+                     repeats: int, warmup: int = 3) -> dict[str, float]:
+    """Per implementation, the median over `repeats` of the mean time per call over `calls` calls, in us.
 
-
-def time_per_call(fn: Callable[[], object], block: Callable[[object], object], calls: int, repeats: int,
-                  warmup: int = 3) -> float:
-    """Median over `repeats` of the mean time per call of `fn` over `calls` calls, in microseconds.
-
-    `block` waits for the last result (JAX dispatches asynchronously), so device time is included.
+    The implementations take turns within each repetition, so a change in machine load affects them alike and
+    their ratios stay meaningful on a shared machine. `block` waits for the last result (JAX dispatches
+    asynchronously), so device time is included. The garbage collector is paused while timing.
     """
-    for _ in range(warmup):
-        block(fn())
-    samples = []
+    for fn, block in impls.values():
+        for _ in range(warmup):
+            block(fn())
+    samples: dict[str, list[float]] = {label: [] for label in impls}
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
         for _ in range(repeats):
-            start = time.perf_counter()
-            for _ in range(calls):
-                out = fn()
-            block(out)
-            samples.append((time.perf_counter() - start) / calls * 1e6)
+            for label, (fn, block) in impls.items():
+                start = time.perf_counter()
+                for _ in range(calls):
+                    out = fn()
+                block(out)
+                samples[label].append((time.perf_counter() - start) / calls * 1e6)
     finally:
         if gc_was_enabled:
             gc.enable()
-    return statistics.median(samples)
+    return {label: statistics.median(values) for label, values in samples.items()}
 
 
 def block_jax(x: object) -> object:

@@ -99,20 +99,25 @@ def executable(opdef: OpDef, params_key: tuple) -> Callable[..., Any]:
     return fn
 
 
-def apply(opdef: OpDef, args: tuple, params: dict[str, Any]) -> Any:
+def apply(opdef: OpDef, args: tuple, params: dict[str, Any], params_key: tuple | None = None) -> Any:
     """Runs `opdef` on `args` (its tensor arguments, in order) with static `params`, recording it on tapes.
 
     `params` holds the static parameters in `opdef.static` order (registry.op builds it so); it must not be
-    mutated, since callers may share it.
+    mutated, since callers may share it. `params_key` is `tuple(params.items())`, if the caller has it.
     """
-    vals, tids = _read_inputs(opdef, args)
+    if len(args) == 1 and type(args[0]) is EagerTensor:  # the commonest case, without a loop
+        vals, tids = [args[0]._value], [args[0]._tid]
+    else:
+        vals, tids = _read_inputs(opdef, args)
     if opdef.check is not None:
         opdef.check(*vals, **params)  # raises TF's own exception types
     if opdef.same_dtype and len(vals) > 1:
         _check_same_dtype(opdef, vals)
-    params_key = tuple(params.items())
+    if params_key is None:
+        params_key = tuple(params.items())
+    fn = _EXECUTABLES.get((opdef, params_key)) or executable(opdef, params_key)
     try:
-        out = executable(opdef, params_key)(*vals)
+        out = fn(*vals)
     except (TypeError, ValueError) as e:
         raise errors.invalid_argument(opdef.op_type, str(e)) from e
     multiple = type(out) is tuple or type(out) is list
@@ -145,11 +150,19 @@ def record(
         else:
             continue
         if entry is None:
-            out_tids = tuple(o._tid for o in outs)
-            entry = tape_lib.TapeEntry(opdef, params_key, tuple(tids), tuple(vals), out_tids, multiple)
-            follow = [o._tid for o in outs if o._value.dtype.kind in _DIFFERENTIABLE_KINDS]
+            if multiple:
+                out_tids = tuple([o._tid for o in outs])
+                follow = [o._tid for o in outs if o._value.dtype.kind in _DIFFERENTIABLE_KINDS]
+            else:
+                out_tids = (outs[0]._tid,)
+                follow = out_tids if outs[0]._value.dtype.kind in _DIFFERENTIABLE_KINDS else ()
+            # tuple.__new__ skips the Python-level NamedTuple constructor: this is the per-op hot path.
+            entry = _new_entry(tape_lib.TapeEntry, (opdef, params_key, tuple(tids), tuple(vals), out_tids, multiple))
         t.entries.append(entry)
         tracked.update(follow)
+
+
+_new_entry = tuple.__new__
 
 
 def is_differentiable(np_dtype: np.dtype) -> bool:

@@ -132,6 +132,7 @@ def _public_callable(opdef: OpDef, sig: inspect.Signature) -> Callable[..., Any]
     # Static params are always passed in `opdef.static` order: the dict's items are then a canonical key.
     defaults = {p.name: hashable(p.default) for p in params if p.default is not p.empty}
     static_defaults = {n: defaults[n] for n in opdef.static if n in defaults}
+    default_key = tuple(static_defaults.items())
     n_tensors = len(tensor_names)
     all_defaulted = len(static_defaults) == len(opdef.static)
     apply = dispatch.apply
@@ -158,7 +159,7 @@ def _public_callable(opdef: OpDef, sig: inspect.Signature) -> Callable[..., Any]
 
         def fn(*args, **kwargs):
             if not kwargs and len(args) == n_tensors and all_defaulted:
-                return apply(opdef, args, static_defaults)  # the hot path: tensors only, by position
+                return apply(opdef, args, static_defaults, default_key)  # the hot path: tensors by position
             bound = bind(*args, **kwargs)
             bound.apply_defaults()
             arguments = bound.arguments
