@@ -30,6 +30,9 @@ class Step(NamedTuple):
     adds: tuple[tuple[int, int], ...]
 
 
+_new_step = tuple.__new__
+
+
 class Program(NamedTuple):
     """A replayable slice of a trace. Slots: leaves, then constants, then step outputs in order."""
 
@@ -95,16 +98,21 @@ def slice_trace(entries: Sequence[TapeEntry], leaf_tids: Sequence[int], target_t
     slot[0] = -1  # an absent optional input (None)
     steps: list[Step] = []
     n_slots = len(used_leaves) + len(const_tids)
+    lookup = slot.__getitem__
     for e in kept:
         if not e.op.has_gradient:
             raise LookupError(errors.NO_GRADIENT_REGISTERED.format(op_type=e.op.op_type))
-        ins = tuple([slot[t] for t in e.in_tids])
+        ins = tuple(map(lookup, e.in_tids))
         adds = ()
         if perturbed and not perturbed.isdisjoint(e.out_tids):
             adds = tuple([(n_slots + k, slot[t]) for k, t in enumerate(e.out_tids) if t in perturbed])
         n_out = len(e.out_tids)
-        slot.update(zip(e.out_tids, range(n_slots, n_slots + n_out)))
-        steps.append(Step(e.op, e.params, ins, e.multiple_results, n_out, adds))
+        if n_out == 1:
+            slot[e.out_tids[0]] = n_slots
+        else:
+            slot.update(zip(e.out_tids, range(n_slots, n_slots + n_out)))
+        # tuple.__new__ skips the Python-level NamedTuple constructor (this runs per entry per call).
+        steps.append(_new_step(Step, (e.op, e.params, ins, e.multiple_results, n_out, adds)))
         n_slots += n_out
     outputs = tuple([slot[target_tids[i]] for i in connected_targets])
     program = Program(tuple(steps), len(used_leaves), len(const_tids), outputs)
