@@ -26,6 +26,14 @@ def _matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint
     return jnp.matmul(a, b)
 
 
+def _matvec(a, b, transpose_a=False, adjoint_a=False, a_is_sparse=False, b_is_sparse=False):
+    if transpose_a:
+        a = jnp.swapaxes(a, -1, -2)
+    if adjoint_a:
+        a = _adjoint(a)
+    return jnp.einsum("...ij,...j->...i", a, b)
+
+
 def _solve(matrix, rhs, adjoint=False):
     return jnp.linalg.solve(_adjoint(matrix) if adjoint else matrix, rhs)
 
@@ -47,6 +55,8 @@ def _norm(tensor, ord="euclidean", axis=None, keepdims=None):
 _MATMUL_STATIC = ("transpose_a", "transpose_b", "adjoint_a", "adjoint_b", "a_is_sparse", "b_is_sparse",
                   "output_type")
 matmul = op("linalg.matmul", _matmul, static=_MATMUL_STATIC, op_type="MatMul")
+matvec = op("linalg.matvec", _matvec, static=("transpose_a", "adjoint_a", "a_is_sparse", "b_is_sparse"),
+            op_type="MatMul")
 solve = op("linalg.solve", _solve, static=("adjoint",), op_type="MatrixSolve")
 inv = op("linalg.inv", _inv, static=("adjoint",), op_type="MatrixInverse")
 norm = op("norm", _norm, static=("ord", "axis", "keepdims"), op_type="Norm")

@@ -445,6 +445,7 @@ SPEC: dict[str, Spec] = {
                  kwargs={"dims": (2, 3)}, tf_call=_call_fill),
     # linalg
     "linalg.matmul": Spec(lambda rng: (normal(rng, (2, 3)), normal(rng, (3, 4))), lambda a, b: a @ b),
+    "linalg.matvec": Spec(lambda rng: (normal(rng, (2, 3)), normal(rng, (3,))), lambda a, b: a @ b),
     "linalg.solve": Spec(lambda rng: (_well_conditioned(rng, 3), normal(rng, (3, 2))), np.linalg.solve,
                          rtol=1e-4, atol=1e-5),
     "linalg.inv": Spec(lambda rng: (_well_conditioned(rng, 3),), np.linalg.inv, rtol=1e-4, atol=1e-5),
