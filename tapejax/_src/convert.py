@@ -64,7 +64,10 @@ def to_array(value: Any, dtype: dtypes.DType | None = None, hint: dtypes.DType |
         if array is None:
             if len(_SCALARS) >= _MAX_SCALARS:
                 _SCALARS.clear()
-            array = _SCALARS[key] = jnp.asarray(_convert(value, dtype, hint, from_python))
+                _LITERALS.clear()
+            host = _convert(value, dtype, hint, from_python)
+            array = _SCALARS[key] = jnp.asarray(host)
+            _LITERALS[id(array)] = (host.dtype.str, host.item())
         return array
     return _convert(value, dtype, hint, from_python)
 
@@ -73,7 +76,16 @@ def to_array(value: Any, dtype: dtypes.DType | None = None, hint: dtypes.DType |
 # immutable, so the cached array can be shared.
 _SCALAR_TYPES = (float, int, bool)
 _SCALARS: dict[tuple, Any] = {}
+_LITERALS: dict[int, tuple[str, Any]] = {}  # id of a cached array -> (dtype, value); _SCALARS keeps it alive
 _MAX_SCALARS = 4096
+
+
+def literal(array: Any) -> tuple[str, Any] | None:
+    """(dtype, value) if `array` is the converted form of a Python literal (`x * 1.5`), else None.
+
+    A literal is the same in every run of a loop, so a lowered program may bake it in by value instead of
+    taking it as an argument (each argument of an XLA executable costs time on every call)."""
+    return _LITERALS.get(id(array))
 
 
 def _convert(value: Any, dtype: dtypes.DType | None, hint: dtypes.DType | None, from_python: bool) -> Any:

@@ -14,8 +14,10 @@ from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 import jax
+import numpy as np
 
 from . import errors
+from .convert import literal
 from .tape import TapeEntry
 
 
@@ -34,12 +36,18 @@ _new_step = tuple.__new__
 
 
 class Program(NamedTuple):
-    """A replayable slice of a trace. Slots: leaves, then constants, then step outputs in order."""
+    """A replayable slice of a trace. Slots: leaves, constants passed in, literals baked in (`baked`: their
+    dtypes and values), then step outputs in order."""
 
     steps: tuple[Step, ...]
     n_leaves: int
     n_consts: int
     outputs: tuple[int, ...]
+    baked: tuple[tuple[str, Any], ...] = ()
+
+    @property
+    def first_output(self) -> int:
+        return self.n_leaves + self.n_consts + len(self.baked)
 
     @property
     def forward_ok(self) -> bool:
@@ -89,15 +97,22 @@ def slice_trace(entries: Sequence[TapeEntry], leaf_tids: Sequence[int], target_t
         perturbed = frozenset(leaf_set.intersection([t for e in kept for t in e.out_tids]))
     const_tids: list[int] = []
     const_vals: list[Any] = []
+    baked: dict[int, tuple[str, Any]] = {}  # tid -> Python literal, baked into the program by value
     for e in kept:
         for t, v in zip(e.in_tids, e.in_vals):
-            if t and t not in depends and t not in slot:
+            if t and t not in depends and t not in slot and t not in baked:
+                lit = literal(v)
+                if lit is not None:
+                    baked[t] = lit
+                    continue
                 slot[t] = len(used_leaves) + len(const_tids)
                 const_tids.append(t)
                 const_vals.append(v)
+    base = len(used_leaves) + len(const_tids)
+    slot.update(zip(baked, range(base, base + len(baked))))
     slot[0] = -1  # an absent optional input (None)
     steps: list[Step] = []
-    n_slots = len(used_leaves) + len(const_tids)
+    n_slots = base + len(baked)
     lookup = slot.__getitem__
     for e in kept:
         if not e.op.has_gradient:
@@ -115,7 +130,7 @@ def slice_trace(entries: Sequence[TapeEntry], leaf_tids: Sequence[int], target_t
         steps.append(_new_step(Step, (e.op, e.params, ins, e.multiple_results, n_out, adds)))
         n_slots += n_out
     outputs = tuple([slot[target_tids[i]] for i in connected_targets])
-    program = Program(tuple(steps), len(used_leaves), len(const_tids), outputs)
+    program = Program(tuple(steps), len(used_leaves), len(const_tids), outputs, tuple(baked.values()))
     return Slice(program, tuple(used_leaves), perturbed, tuple(const_tids), tuple(const_vals), connected_targets,
                  tuple([e.in_vals for e in kept]))
 
@@ -129,9 +144,10 @@ def replay_fn(program: Program, forward: bool = False) -> Callable[[Sequence[Any
     steps = [((s.op.forward if forward and s.op.forward is not None else s.op.impl), dict(s.params), s.ins,
               s.multiple, s.adds) for s in program.steps]
     outputs = program.outputs
+    literals = [np.asarray(value, dtype=np.dtype(dtype)) for dtype, value in program.baked]
 
     def replay(leaves: Sequence[Any], consts: Sequence[Any]) -> list[Any]:
-        env = [*leaves, *consts]
+        env = [*leaves, *consts, *literals]
         for impl, params, ins, multiple, adds in steps:
             out = impl(*[env[i] if i >= 0 else None for i in ins], **params)
             if multiple:

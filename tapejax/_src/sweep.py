@@ -62,7 +62,7 @@ def sweep(sl: Slice, leaf_vals: Sequence[Any], seeds: Sequence[Any], groups: Seq
     """
     program = sl.program
     n_leaves = program.n_leaves
-    first_out = n_leaves + program.n_consts
+    first_out = program.first_output
     ct: dict[int, Any] = {}
 
     def accumulate(slot: int, value: Any) -> None:

@@ -8,7 +8,8 @@ import pytest
 
 import tapejax as tf
 from tapejax._src import lowering
-from tapejax._src.registry import op
+from tapejax._src import dispatch
+from tapejax._src.registry import OpDef
 
 _calls = {"n": 0}
 
@@ -18,7 +19,12 @@ def _counted_sin(x):
     return jnp.sin(x)
 
 
-counted_sin = op("testing.counted_sin", _counted_sin, signature="x")
+# An op of this test only: an OpDef applied directly, so the op table (and its coverage test) never sees it.
+_COUNTED_SIN = OpDef("testing.counted_sin", _counted_sin)
+
+
+def counted_sin(x):
+    return dispatch.apply(_COUNTED_SIN, (x,), {})
 
 
 def test_only_the_connecting_slice_is_replayed():
@@ -48,8 +54,20 @@ def test_slice_keeps_entries_between_sources_and_targets():
     sl = lowering.slice_trace(tape._tape.entries, [x._tid], [y._tid])
     names = [step.op.name for step in sl.program.steps]
     assert names == ["math.multiply", "math.sin", "math.reduce_sum"]
-    assert sl.program.n_leaves == 1 and sl.program.n_consts == 1  # the constant 2.0
+    assert sl.program.n_leaves == 1
+    assert sl.program.n_consts == 0 and sl.program.baked == (("<f4", 2.0),)  # a Python literal: baked in
     assert c is not None
+
+
+def test_tensor_constants_are_arguments_and_literals_are_baked():
+    x, scale = tf.constant([1.0, 2.0]), tf.constant(np.float32(3.0))  # from numpy: not a cached literal
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = tf.reduce_sum(x * scale + 0.5)
+    sl = lowering.slice_trace(tape._tape.entries, [x._tid], [y._tid])
+    assert sl.const_tids == (scale._tid,)  # a tensor's value may change between runs of a loop
+    assert sl.program.baked == (("<f4", 0.5),)
+    np.testing.assert_allclose(tape.gradient(y, x).numpy(), [3.0, 3.0])
 
 
 def test_replay_is_exact():
@@ -68,7 +86,7 @@ def test_a_structure_seen_once_runs_without_compiling_and_a_repeated_one_compile
 
     def step(scale):
         with tf.GradientTape() as tape:
-            loss = tf.reduce_sum(tf.tanh(w * scale))
+            loss = tf.reduce_sum(tf.tanh(w * tf.constant(np.float32(scale))))
         return tape.gradient(loss, w)
 
     first = step(2.0)
@@ -78,7 +96,7 @@ def test_a_structure_seen_once_runs_without_compiling_and_a_repeated_one_compile
     second = step(2.0)
     assert lowered.is_compiled(kind)
     compiled = lowered._compiled[kind]
-    third = step(3.0)  # new values, same structure: the same executable
+    third = step(3.0)  # a new tensor value, same structure: the same executable
     assert lowered._compiled[kind] is compiled and len(lowering.CACHE) == 1
     assert compiled._cache_size() == 1
     np.testing.assert_allclose(first.numpy(), second.numpy())
