@@ -25,6 +25,9 @@ def time_interleaved(impls: dict[str, tuple[Callable[[], object], Callable[[obje
     try:
         for _ in range(repeats):
             for label, (fn, block) in impls.items():
+                # TensorFlow's worker threads spin for a while after its ops; on 2 cores they would steal time
+                # from whichever implementation runs next. A short pause lets them park.
+                time.sleep(0.02)
                 start = time.perf_counter()
                 for _ in range(calls):
                     out = fn()

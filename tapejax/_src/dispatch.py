@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from .registry import OpDef
 
 _STACK = tape_lib.STACK
+_ARRAY = type(jax.numpy.zeros(()))  # a concrete jax.Array (not a tracer)
 _DIFFERENTIABLE_KINDS = frozenset("fcV")  # float, complex, bfloat16: the dtypes gradients flow through
 
 
@@ -105,8 +106,14 @@ def apply(opdef: OpDef, args: tuple, params: dict[str, Any], params_key: tuple |
     `params` holds the static parameters in `opdef.static` order (registry.op builds it so); it must not be
     mutated, since callers may share it. `params_key` is `tuple(params.items())`, if the caller has it.
     """
-    if len(args) == 1 and type(args[0]) is EagerTensor:  # the commonest case, without a loop
-        vals, tids = [args[0]._value], [args[0]._tid]
+    n = len(args)
+    a = args[0] if n else None
+    if n == 1 and type(a) is EagerTensor:  # the commonest cases first, without a loop
+        vals, tids = [a._value], [a._tid]
+    elif (n == 2 and type(a) is EagerTensor and type(args[1]) is float and opdef.same_dtype is True
+          and type(a._value) is _ARRAY):  # `x * 1.5`: the literal takes x's dtype, from the scalar cache
+        vals = [a._value, to_array(args[1], hint=dtypes.from_numpy(a._value.dtype))]
+        tids = [a._tid, new_tid()]
     else:
         vals, tids = _read_inputs(opdef, args)
     if opdef.check is not None:
