@@ -8,17 +8,23 @@ import time
 from collections.abc import Callable
 
 
-def time_interleaved(impls: dict[str, tuple[Callable[[], object], Callable[[object], object]]], calls: int,
+def time_interleaved(impls: dict[str, tuple[Callable[[], object], Callable[[object], object]]], budget_s: float,
                      repeats: int, warmup: int = 3) -> dict[str, float]:
-    """Per implementation, the median over `repeats` of the mean time per call over `calls` calls, in us.
+    """Per implementation, the median over `repeats` of the mean time per call, in us; each sample runs as
+    many calls as fit in about `budget_s` seconds (measured on a first call), so fast and slow implementations
+    (a jitted JAX step, TensorFlow's eager jacobian) are both timed with useful precision.
 
     The implementations take turns within each repetition, so a change in machine load affects them alike and
     their ratios stay meaningful on a shared machine. `block` waits for the last result (JAX dispatches
     asynchronously), so device time is included. The garbage collector is paused while timing.
     """
-    for fn, block in impls.values():
+    calls: dict[str, int] = {}
+    for label, (fn, block) in impls.items():
         for _ in range(warmup):
             block(fn())
+        start = time.perf_counter()
+        block(fn())
+        calls[label] = max(1, min(1000, int(budget_s / max(time.perf_counter() - start, 1e-7))))
     samples: dict[str, list[float]] = {label: [] for label in impls}
     gc_was_enabled = gc.isenabled()
     gc.disable()
@@ -29,10 +35,10 @@ def time_interleaved(impls: dict[str, tuple[Callable[[], object], Callable[[obje
                 # from whichever implementation runs next. A short pause lets them park.
                 time.sleep(0.02)
                 start = time.perf_counter()
-                for _ in range(calls):
+                for _ in range(calls[label]):
                     out = fn()
                 block(out)
-                samples[label].append((time.perf_counter() - start) / calls * 1e6)
+                samples[label].append((time.perf_counter() - start) / calls[label] * 1e6)
     finally:
         if gc_was_enabled:
             gc.enable()

@@ -1,0 +1,18 @@
+"""The benchmark suite runs: every workload, in quick mode (times are not asserted: CI machines are noisy)."""
+
+from __future__ import annotations
+
+import re
+
+from benchmarks.__main__ import main
+from benchmarks.workloads import WORKLOADS
+
+
+def test_every_workload_runs_in_quick_mode(capsys):
+    small = [name for name in WORKLOADS if not name.endswith("_10x")]  # the 10x sizes take seconds in TF
+    assert main(["--quick", "--only", *small]) == 0
+    table = capsys.readouterr().out
+    rows = [line for line in table.splitlines() if line.startswith("| ") and " us |" in line]
+    assert len(rows) >= 2 * len(small)  # each workload times tapejax and at least one baseline
+    for row in rows:
+        assert float(re.search(r"\| ([\d,.]+) us \|", row).group(1).replace(",", "")) > 0
