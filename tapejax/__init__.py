@@ -4,6 +4,7 @@ This module is the `tf` namespace: explicit re-exports only, no logic.
 """
 
 from tapejax import autodiff as autodiff
+from tapejax import debugging as debugging
 from tapejax import dtypes as dtypes
 from tapejax import errors as errors
 from tapejax import image as image

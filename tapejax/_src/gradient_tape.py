@@ -15,7 +15,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from . import errors, logs, tape as tape_lib, transforms
+from . import debugging, errors, logs, tape as tape_lib, transforms
 from .problem import Problem, is_float
 from .tensor import EagerTensor, Tensor
 from .variable import Variable
@@ -63,6 +63,7 @@ class GradientTape:
         self._tape: tape_lib.Tape | None = tape_lib.Tape(persistent, watch_accessed_variables)
         self._recording = False
         self._watched: tuple[Variable, ...] = ()  # what a freed tape had watched (watched_variables())
+        self._none_reasons: dict[int, str] = {}  # id(source) -> why its gradient was None (debugging.py)
 
     # -- recording -------------------------------------------------------------------------------------------
 
@@ -102,6 +103,7 @@ class GradientTape:
         """Temporarily stops recording: ops inside the block are not on this tape."""
         if not self._recording:
             raise RuntimeError("Trying to stop recording a tape which is not recording.")
+        self._tape.history.append(("stop_recording",))
         tape_lib.pop(self._tape)
         self._recording = False
         try:
@@ -161,6 +163,8 @@ class GradientTape:
             outs = problem.run(("vjp", problem.connected_groups, given), build, cts, eager=eager)
             results = problem.per_source(outs)
         _variable_targets(problem, results, flat_cts)
+        if None in results:
+            self._explain_nones(tape, flat_targets, flat_sources, results)
         self._end_differentiation()
         out = [_unconnected(s, r, mode) for s, r in zip(flat_sources, results)]
         return jax.tree_util.tree_unflatten(source_tree, out)
@@ -310,6 +314,19 @@ class GradientTape:
         (rows,) = problem.sweep([transforms.batch_basis(out.shape, out.dtype)], batched=True)
         return (transforms.batch_rows(rows, out.shape),)
 
+    def _explain_nones(self, tape: tape_lib.Tape, targets: _Flat, sources: _Flat, results: list) -> None:
+        """Keeps (and, in warning mode, logs) why each None gradient is None, before a free drops the trace."""
+        if self._persistent and not debugging.warnings_enabled():
+            return  # a persistent tape can be asked later (explain_none)
+        for s, r in zip(sources, results):
+            if r is not None:
+                continue
+            why = next((w for w in (debugging.reason(tape, t, s) for t in targets) if w), None)
+            why = why or debugging.UNCONNECTED
+            self._none_reasons[id(s)] = why
+            if debugging.warnings_enabled():
+                logs.warning("GradientTape.gradient returned None for %s: %s", _describe(s), why)
+
     # -- helpers shared by the differentiation methods ------------------------------------------------------
 
     def _begin_differentiation(self, method: str) -> tape_lib.Tape:
@@ -338,6 +355,13 @@ class GradientTape:
                 "one per target, in the targets' structure (None for the default of ones)."
             )
         return flat
+
+
+def _describe(source: Any) -> str:
+    if isinstance(source, Variable):
+        return f"variable '{source.name}'"
+    return f"a tensor of shape {source.shape} and dtype {source.dtype.name}" if isinstance(source, Tensor) \
+        else repr(source)
 
 
 def _single_target(target: Any, method: str) -> Tensor | Variable:

@@ -34,7 +34,8 @@ class Tape:
     TF's rule ("operations that touch watched values").
     """
 
-    __slots__ = ("entries", "tracked", "reads", "variables", "watch_accessed_variables", "persistent")
+    __slots__ = ("entries", "tracked", "reads", "variables", "watch_accessed_variables", "persistent",
+                 "history")
 
     def __init__(self, persistent: bool, watch_accessed_variables: bool):
         self.persistent = persistent
@@ -45,6 +46,9 @@ class Tape:
         self.reads: dict[int, list[tuple[int, jax.Array]]] = {}
         # variable uid -> Variable, in the order they were first watched (`watched_variables()`).
         self.variables: dict[int, Any] = {}
+        # What explains a None gradient later (debugging.py): ("assign", variable name, ids its new value came
+        # from), ("reset",), ("stop_recording",). Rare events only: nothing is added per op.
+        self.history: list[tuple] = []
 
     def watches_variable(self, variable: Any) -> bool:
         return variable._uid in self.variables or (self.watch_accessed_variables and variable.trainable)
@@ -62,6 +66,7 @@ class Tape:
         self.tracked = set()
         self.reads = {}
         self.variables = {}
+        self.history.append(("reset",))
 
 
 class _Stack(threading.local):

@@ -152,13 +152,22 @@ class Variable(_Operators):
 
     def assign(self, value: Any, use_locking: Any = None, name: str | None = None, read_value: bool = True):
         """Sets the value; not recorded on any tape. Returns the variable (TF's "UnreadVariable" view)."""
+        self._note_assignment("assign", value)
         return self._set(self._new_value(value), read_value)
 
     def assign_add(self, delta: Any, use_locking: Any = None, name: str | None = None, read_value: bool = True):
+        self._note_assignment("assign_add", delta)
         return self._set(self._value + self._new_value(delta), read_value)
 
     def assign_sub(self, delta: Any, use_locking: Any = None, name: str | None = None, read_value: bool = True):
+        self._note_assignment("assign_sub", delta)
         return self._set(self._value - self._new_value(delta), read_value)
+
+    def _note_assignment(self, method: str, value: Any) -> None:
+        """Tells the recording tapes that state changed here: a gradient through it will be None (debugging)."""
+        for t in tape_lib.STACK.tapes:
+            source = getattr(value, "_uid", None) or getattr(value, "_tid", None)
+            t.history.append(("assign", f"{self.name}.{method}", source))
 
     # -- properties ------------------------------------------------------------------------------------------
 

@@ -42,22 +42,27 @@ floats = st.lists(st.floats(-2.0, 2.0), min_size=1, max_size=5)
 
 
 @given(floats)
-def test_a_true_vjp_changes_no_gradient_jacobian_or_second_derivative(values):
+def test_a_true_vjp_changes_no_gradient_jacobian_batch_jacobian_second_derivative_or_jvp(values):
     x0 = np.asarray(values, np.float64)
     answers = []
     for f in (_inner, _inner_with_true_vjp):
         x = tf.constant(x0)
+        column = tf.constant(x0.reshape(-1, 1))
         with tf.GradientTape() as outer:
             outer.watch(x)
             with tf.GradientTape(persistent=True) as tape:
-                tape.watch(x)
+                tape.watch([x, column])
                 y = _outer(f, x)
                 z = f(x) * 2.0
+                per_row = f(column) * column
             g = tape.gradient(y, x)
             jac = tape.jacobian(z, x)
+            batch_jac = tape.batch_jacobian(per_row, column)
             g_sum = tf.reduce_sum(g)
         second = outer.gradient(g_sum, x)
-        answers.append((g.numpy(), jac.numpy(), second.numpy()))
+        with tf.autodiff.ForwardAccumulator(x, tf.constant(np.cos(x0))) as acc:
+            w = _outer(f, x)
+        answers.append((g.numpy(), jac.numpy(), batch_jac.numpy(), second.numpy(), acc.jvp(w).numpy()))
     for plain, custom in zip(*answers):
         np.testing.assert_allclose(custom, plain, rtol=1e-10, atol=1e-12)
 

@@ -1,0 +1,4 @@
+"""tf.debugging, and tapejax's explanations of None gradients."""
+
+from tapejax._src.debugging import enable_none_gradient_warnings as enable_none_gradient_warnings
+from tapejax._src.debugging import explain_none as explain_none
