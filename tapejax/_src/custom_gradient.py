@@ -13,9 +13,10 @@ the tapes), and replays read the traced values in their place (variable.override
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import jax
@@ -66,6 +67,9 @@ def custom_gradient(f: Callable | None = None) -> Callable:
     >>> print(tape.gradient(y, x))
     tf.Tensor(1.0, shape=(), dtype=float32)
 
+    Tensors the function captures from enclosing scopes (rather than takes as arguments) are inputs of the op
+    without gradients, as in TF, so a custom gradient may be defined inside another's grad_fn.
+
     Differences from TensorFlow: the decorated function is re-run (on the same inputs) when its gradient is
     computed, and traced once per input structure when a gradient computation is compiled, like `tf.function`:
     values it captures from enclosing scopes are those of that trace; pass values that change as arguments.
@@ -99,13 +103,17 @@ def _call(f: Callable, ops: dict[Any, OpDef], args: tuple, kwargs: dict) -> Any:
     outs = tuple(EagerTensor(r._value if isinstance(r, Tensor | Variable) else jnp.asarray(r)) for r in flat_result)
     tapes = tape_lib.STACK.tapes
     traced = any(isinstance(getattr(a, "_value", None), jax.core.Tracer) for a in flat_args)
+    cells = _tensor_cells(f)
+    traced = traced or any(isinstance(f.__closure__[i].cell_contents._value, jax.core.Tracer) for i in cells)
     if tapes or traced:
-        inputs = [_as_input(a) for a in flat_args] + [v._read() for v in variables]
+        captured = [f.__closure__[i].cell_contents for i in cells]
+        inputs = ([_as_input(a) for a in flat_args] + [v._read() for v in variables]
+                  + [(t._tid, t._value) for t in captured])
         key = (args_tree, tuple(kwargs.items()) if _hashable(kwargs) else id(kwargs),
-               tuple(v._uid for v in variables), tuple(i is None for i in inputs))
+               tuple(v._uid for v in variables), cells, tuple(i is None for i in inputs))
         opdef = ops.get(key)
         if opdef is None:
-            opdef = ops[key] = _opdef(f, args_tree, kwargs, flat_args, variables, result_tree)
+            opdef = ops[key] = _opdef(f, args_tree, kwargs, flat_args, variables, cells, result_tree)
         tids = tuple(i[0] if i is not None else 0 for i in inputs)
         vals = tuple(i[1] if i is not None else None for i in inputs)
         if traced:
@@ -141,51 +149,75 @@ def _hashable(value: Any) -> bool:
         return False
 
 
+def _tensor_cells(f: Callable) -> tuple[int, ...]:
+    """Positions of the closure cells of `f` that hold tensors: values the function captures rather than takes.
+
+    They become inputs of the op (without gradients, as in TF), so that a replay never closes over a traced
+    value of an enclosing computation: TF's pattern of a custom gradient defined inside another's grad_fn.
+    """
+    cells = getattr(f, "__closure__", None) or ()
+    return tuple(i for i, c in enumerate(cells) if isinstance(_cell_contents(c), Tensor))
+
+
+def _cell_contents(cell: Any) -> Any:
+    try:
+        return cell.cell_contents
+    except ValueError:  # an empty cell (a name not yet bound)
+        return None
+
+
 def _opdef(f: Callable, args_tree: Any, kwargs: dict, flat_args: list, variables: list[Variable],
-           result_tree: Any) -> OpDef:
-    """The op for calls of `f` with this argument structure: jax.custom_vjp over a re-run of `f`."""
-    n_args = len(flat_args)
+           cells: tuple[int, ...], result_tree: Any) -> OpDef:
+    """The op for calls of `f` with this argument structure: jax.custom_vjp over a re-run of `f`.
+
+    Inputs: the flat arguments, then the variables `f` reads, then the tensors it captures (`cells`).
+    """
+    n_args, n_vars = len(flat_args), len(variables)
     python_args = {i: a for i, a in enumerate(flat_args) if not isinstance(a, Tensor | Variable)}
     uids = [v._uid for v in variables]
 
-    def run(arrays: tuple) -> tuple[Any, Callable]:
+    @contextlib.contextmanager
+    def replaying(arrays: tuple) -> Iterator[list[Any]]:
+        """Runs the user's code on `arrays`: no recording, variables and captured tensors read the arrays."""
         wrapped = [python_args[i] if i in python_args else EagerTensor(arrays[i]) for i in range(n_args)]
-        saved = tape_lib.STACK.tapes
+        closure = f.__closure__ or ()
+        saved_cells = [closure[i].cell_contents for i in cells]
+        saved_tapes = tape_lib.STACK.tapes
         tape_lib.STACK.tapes = []
         try:
-            with override_values(dict(zip(uids, arrays[n_args:]))):
-                result, grad_fn = f(*jax.tree_util.tree_unflatten(args_tree, wrapped), **kwargs)
+            for i, value in zip(cells, arrays[n_args + n_vars:]):
+                closure[i].cell_contents = EagerTensor(value)
+            with override_values(dict(zip(uids, arrays[n_args:n_args + n_vars]))):
+                yield jax.tree_util.tree_unflatten(args_tree, wrapped)
         finally:
-            tape_lib.STACK.tapes = saved
-        return result, grad_fn
+            for i, value in zip(cells, saved_cells):
+                closure[i].cell_contents = value
+            tape_lib.STACK.tapes = saved_tapes
 
     def primal(*arrays: Any) -> tuple[Any, ...]:
-        result, _ = run(arrays)
-        return tuple(_array(r) for r in _flatten(result)[0])
+        with replaying(arrays) as args:
+            result, _ = f(*args, **kwargs)
+            return tuple(_array(r) for r in _flatten(result)[0])
 
     def fwd(*arrays: Any) -> tuple[tuple[Any, ...], tuple]:
         return primal(*arrays), arrays
 
     def bwd(arrays: tuple, cts: tuple) -> tuple[Any, ...]:
-        _, grad_fn = run(arrays)
-        upstream = [EagerTensor(c) for c in cts]
-        saved = tape_lib.STACK.tapes
-        tape_lib.STACK.tapes = []
-        try:
-            with override_values(dict(zip(uids, arrays[n_args:]))):
-                if variables:
-                    grad_xs, grad_vars = grad_fn(*upstream, variables=list(variables))
-                else:
-                    grad_xs, grad_vars = grad_fn(*upstream), []
-        finally:
-            tape_lib.STACK.tapes = saved
-        flat_xs = _gradient_list(grad_xs, n_args)
-        if len(flat_xs) != n_args:
-            raise ValueError(_WRONG_GRADIENT_COUNT.format(expected=n_args, got=len(flat_xs)))
-        flat_vars = list(grad_vars) if grad_vars is not None else []
-        if len(flat_vars) != len(variables):
-            raise ValueError(_WRONG_VARIABLE_GRADIENT_COUNT.format(expected=len(variables), got=len(flat_vars)))
-        return tuple(_cotangent(g, a) for g, a in zip(flat_xs + flat_vars, arrays))
+        with replaying(arrays) as args:
+            _, grad_fn = f(*args, **kwargs)
+            upstream = [EagerTensor(c) for c in cts]
+            if variables:
+                grad_xs, grad_vars = grad_fn(*upstream, variables=list(variables))
+            else:
+                grad_xs, grad_vars = grad_fn(*upstream), []
+            flat_xs = _gradient_list(grad_xs, n_args)
+            if len(flat_xs) != n_args:
+                raise ValueError(_WRONG_GRADIENT_COUNT.format(expected=n_args, got=len(flat_xs)))
+            flat_vars = list(grad_vars) if grad_vars is not None else []
+            if len(flat_vars) != n_vars:
+                raise ValueError(_WRONG_VARIABLE_GRADIENT_COUNT.format(expected=n_vars, got=len(flat_vars)))
+            captured = [None] * len(cells)  # TF gives captured tensors no gradient
+            return tuple(_cotangent(g, a) for g, a in zip(flat_xs + flat_vars + captured, arrays))
 
     with_custom_vjp = jax.custom_vjp(primal)
     with_custom_vjp.defvjp(fwd, bwd)

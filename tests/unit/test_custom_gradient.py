@@ -219,3 +219,32 @@ def test_jax_oracle_for_log1pexp():
         tape.watch(x)
         y = tf.reduce_sum(log1pexp(x))
     np.testing.assert_allclose(tape.gradient(y, x).numpy(), jax.vmap(jax.grad(jnp.logaddexp), (0, None))(xs, 0.0))
+
+
+def test_the_guides_nested_pattern_with_closures():
+    # The API guide's op_with_fused_backprop sketch, made concrete: the inner custom gradient closes over the
+    # outer forward's x_grad and x. f = x**3 with first-order rule 10 * 3x**2 and second-order rule 100 * 6x.
+    @tf.custom_gradient
+    def op_with_fused_backprop(x):
+        y, x_grad = x * x * x, 3.0 * x * x
+
+        def first_order_gradient(dy):
+            @tf.custom_gradient
+            def first_order_custom(unused_x):
+                def second_order_and_transpose(ddy):
+                    return ddy * 6.0 * x * 100.0
+
+                return x_grad * 10.0, second_order_and_transpose
+
+            return dy * first_order_custom(x)
+
+        return y, first_order_gradient
+
+    x = tf.Variable(2.0)
+    for _ in range(2):  # the second time, through the compiled structures
+        with tf.GradientTape() as t2:
+            with tf.GradientTape() as t1:
+                y = op_with_fused_backprop(x)
+            d1 = t1.gradient(y, x)
+        assert float(d1) == pytest.approx(120.0)
+        assert float(t2.gradient(d1, x)) == pytest.approx(1200.0)
