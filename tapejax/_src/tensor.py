@@ -170,7 +170,8 @@ class Reference:
 
 
 class _Operators:
-    """Python operators shared by Tensor and Variable, each forwarding to a registered op."""
+    """What Tensor and Variable share: Python operators (each forwarding to a registered op) and the array
+    protocol (numpy(), __array__, conversions), all over `self._value`."""
 
     __slots__ = ()
     __array_priority__ = 100  # numpy defers `ndarray + tensor` to our __radd__
@@ -218,34 +219,9 @@ class _Operators:
             return True
         return OPERATORS["__ne__"](self, other)
 
-
-class Tensor(_Operators):
-    """An immutable multidimensional array (`tf.Tensor`), holding a `jax.Array`.
-
-    >>> import tapejax as tf
-    >>> x = tf.constant([[1.0, 2.0], [3.0, 4.0]])
-    >>> print(x[0] * 2)
-    tf.Tensor([2. 4.], shape=(2,), dtype=float32)
-    """
-
-    __slots__ = ("_value", "_tid", "__weakref__")
-
-    def __init__(self, value: jax.Array):
-        self._value = value
-        self._tid = new_tid()
-
-    @property
-    def value(self) -> jax.Array:
-        """The underlying jax.Array (a tapejax extension; `jnp` functions also accept the Tensor itself)."""
-        return self._value
-
     @property
     def dtype(self) -> dtypes.DType:
         return dtypes.from_numpy(self._value.dtype)
-
-    @property
-    def shape(self) -> TensorShape:
-        return TensorShape(self._value.shape)
 
     @property
     def ndim(self) -> int:
@@ -274,11 +250,7 @@ class Tensor(_Operators):
     def ref(self) -> Reference:
         return Reference(self)
 
-    def experimental_ref(self) -> Reference:
-        return Reference(self)
-
-    def __hash__(self):
-        raise TypeError("Tensor is unhashable. Instead, use tensor.ref() as the key.")
+    experimental_ref = ref
 
     def __bool__(self) -> bool:
         return bool(np.asarray(self._value))
@@ -289,15 +261,43 @@ class Tensor(_Operators):
     def __int__(self) -> int:
         return int(np.asarray(self._value))
 
-    def __index__(self) -> int:
-        if not dtypes.from_numpy(self._value.dtype).is_integer:
-            raise TypeError(f"Only integer tensors can be used as an index, got {self.dtype.name}.")
-        return int(np.asarray(self._value))
-
     def __len__(self) -> int:
         if self._value.ndim == 0:
             raise TypeError("Scalar tensor has no `len()`")
         return self._value.shape[0]
+
+
+class Tensor(_Operators):
+    """An immutable multidimensional array (`tf.Tensor`), holding a `jax.Array`.
+
+    >>> import tapejax as tf
+    >>> x = tf.constant([[1.0, 2.0], [3.0, 4.0]])
+    >>> print(x[0] * 2)
+    tf.Tensor([2. 4.], shape=(2,), dtype=float32)
+    """
+
+    __slots__ = ("_value", "_tid", "__weakref__")
+
+    def __init__(self, value: jax.Array):
+        self._value = value
+        self._tid = new_tid()
+
+    @property
+    def value(self) -> jax.Array:
+        """The underlying jax.Array (a tapejax extension; `jnp` functions also accept the Tensor itself)."""
+        return self._value
+
+    @property
+    def shape(self) -> TensorShape:
+        return TensorShape(self._value.shape)
+
+    def __hash__(self):
+        raise TypeError("Tensor is unhashable. Instead, use tensor.ref() as the key.")
+
+    def __index__(self) -> int:
+        if not dtypes.from_numpy(self._value.dtype).is_integer:
+            raise TypeError(f"Only integer tensors can be used as an index, got {self.dtype.name}.")
+        return int(np.asarray(self._value))
 
     def __iter__(self) -> Iterator[Tensor]:
         if self._value.ndim == 0:

@@ -16,7 +16,7 @@ import jax
 import numpy as np
 
 from . import dtypes, tape as tape_lib
-from .tensor import EagerTensor, Reference, Tensor, TensorShape, _Operators, new_tid, numpy_text
+from .tensor import EagerTensor, Tensor, TensorShape, _Operators, new_tid, numpy_text
 from .convert import to_array
 
 _new_uid: Callable[[], int] = itertools.count(1).__next__
@@ -122,17 +122,6 @@ class Variable(_Operators):
 
     value = read_value
 
-    def numpy(self) -> Any:
-        array = np.array(self._value)
-        return array[()] if array.ndim == 0 else array
-
-    def __array__(self, dtype=None, copy=None):
-        array = np.asarray(self._value)
-        return array if dtype is None else array.astype(dtype)
-
-    def __jax_array__(self) -> jax.Array:
-        return self._value
-
     # -- assignment ------------------------------------------------------------------------------------------
 
     def _new_value(self, value: Any) -> jax.Array:
@@ -176,16 +165,8 @@ class Variable(_Operators):
         return self._name
 
     @property
-    def dtype(self) -> dtypes.DType:
-        return dtypes.from_numpy(self._value.dtype)
-
-    @property
     def shape(self) -> TensorShape:
         return self._shape if not self._shape.is_fully_defined() else TensorShape(self._value.shape)
-
-    @property
-    def ndim(self) -> int:
-        return self._value.ndim
 
     @property
     def trainable(self) -> bool:
@@ -195,35 +176,8 @@ class Variable(_Operators):
     def constraint(self) -> Callable | None:
         return self._constraint
 
-    @property
-    def device(self) -> str:
-        device = next(iter(self._value.devices()))
-        return f"/job:localhost/replica:0/task:0/device:{device.platform.upper()}:{device.id}"
-
-    def get_shape(self) -> TensorShape:
-        return self.shape
-
-    def ref(self) -> Reference:
-        return Reference(self)
-
-    experimental_ref = ref
-
     def __hash__(self):
         raise TypeError(f"Variable is unhashable. Instead, use variable.ref() as the key. (Variable: {self!r})")
-
-    def __bool__(self) -> bool:
-        return bool(np.asarray(self._value))
-
-    def __float__(self) -> float:
-        return float(np.asarray(self._value))
-
-    def __int__(self) -> int:
-        return int(np.asarray(self._value))
-
-    def __len__(self) -> int:
-        if self._value.ndim == 0:
-            raise TypeError("Scalar tensor has no `len()`")
-        return self._value.shape[0]
 
     def __iter__(self):
         return iter(self.read_value())
