@@ -126,3 +126,7 @@ from tapejax.ops.array import is_tensor as is_tensor
 from tapejax.ops.array import newaxis as newaxis
 from tapejax.ops.linalg import matmul as matmul
 from tapejax.ops.linalg import norm as norm
+from tapejax._src.module import Module as Module
+
+# keras is built on the namespace above (dogfooding), so it comes last.
+from tapejax import keras as keras  # noqa: E402

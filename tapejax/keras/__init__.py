@@ -1,0 +1,5 @@
+"""tf.keras: the subset that custom GradientTape training loops use (issue #5 brings the rest)."""
+
+from tapejax.keras import activations as activations
+from tapejax.keras import initializers as initializers
+from tapejax.keras import layers as layers

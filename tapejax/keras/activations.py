@@ -1,0 +1,28 @@
+"""tf.keras.activations: the functions layers accept by name."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import tapejax as tf
+
+_BY_NAME: dict[str, Callable] = {
+    "relu": tf.nn.relu, "relu6": tf.nn.relu6, "elu": tf.nn.elu, "selu": tf.nn.selu, "gelu": tf.nn.gelu,
+    "sigmoid": tf.nn.sigmoid, "tanh": tf.nn.tanh, "softmax": tf.nn.softmax, "softplus": tf.nn.softplus,
+    "softsign": tf.nn.softsign, "swish": tf.nn.silu, "silu": tf.nn.silu, "linear": lambda x: x,
+}
+
+
+def get(identifier: Any) -> Callable:
+    """An activation from a name ('relu'), a function, or None (the identity)."""
+    if identifier is None:
+        return _BY_NAME["linear"]
+    if isinstance(identifier, str):
+        try:
+            return _BY_NAME[identifier]
+        except KeyError:
+            raise ValueError(f"Unknown activation {identifier!r}; tapejax has {sorted(_BY_NAME)}.") from None
+    if callable(identifier):
+        return identifier
+    raise ValueError(f"Could not interpret activation identifier: {identifier!r}")

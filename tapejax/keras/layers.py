@@ -1,0 +1,156 @@
+"""tf.keras.layers: the layers custom GradientTape loops use, built only on tapejax's public API.
+
+Layers are tf.Modules that build their weights on first call, inside a name scope of their unique name, so the
+weights are named as in TF 2's Keras (`dense/kernel:0`, `dense_1/bias:0`).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import defaultdict
+from typing import Any
+
+import tapejax as tf
+from tapejax._src.module import camel_to_snake
+from tapejax.keras import activations, initializers
+
+_NAME_COUNTS: defaultdict[str, itertools.count] = defaultdict(itertools.count)
+
+
+def _unique_name(base: str) -> str:
+    n = next(_NAME_COUNTS[base])
+    return base if n == 0 else f"{base}_{n}"
+
+
+class Layer(tf.Module):
+    """The base class of layers (`tf.keras.layers.Layer`): `build(input_shape)` on first call, then `call`.
+
+    Its `trainable_weights` and `non_trainable_weights` are in creation order (its own, then its sublayers').
+    """
+
+    def __init__(self, trainable: bool = True, name: str | None = None, dtype: Any = None, **kwargs: Any):
+        super().__init__(name=name or _unique_name(camel_to_snake(type(self).__name__)))
+        self.trainable = trainable
+        self.built = False
+        self._own_weights: list[tf.Variable] = []
+        self.dtype = tf.as_dtype(dtype or tf.float32)
+
+    def build(self, input_shape: tf.TensorShape) -> None:
+        self.built = True
+
+    def call(self, inputs: Any, *args: Any, **kwargs: Any) -> Any:
+        return inputs
+
+    def __call__(self, inputs: Any, *args: Any, **kwargs: Any) -> Any:
+        if not self.built:
+            with tf.name_scope(self.name):
+                self.build(tf.TensorShape(getattr(inputs, "shape", None)))
+            self.built = True
+        return self.call(inputs, *args, **kwargs)
+
+    def add_weight(self, name: str, shape: Any = (), dtype: Any = None, initializer: Any = "glorot_uniform",
+                   trainable: bool = True, **kwargs: Any) -> tf.Variable:
+        """Creates a weight of this layer, named `layer_name/name:0` when called from `build`."""
+        init = initializers.get(initializer)
+        variable = tf.Variable(init(shape, dtype or self.dtype), name=name, trainable=trainable)
+        self._own_weights.append(variable)
+        return variable
+
+    def _sublayers(self) -> list[Layer]:
+        return [m for m in self.submodules if isinstance(m, Layer)]
+
+    @property
+    def weights(self) -> list[tf.Variable]:
+        return self.trainable_weights + self.non_trainable_weights
+
+    @property
+    def trainable_weights(self) -> list[tf.Variable]:
+        if not self.trainable:
+            return []
+        own = [w for w in self._own_weights if w.trainable]
+        return own + [w for layer in self._sublayers() for w in layer._own_weights if w.trainable and layer.trainable]
+
+    @property
+    def non_trainable_weights(self) -> list[tf.Variable]:
+        every = self._own_weights + [w for layer in self._sublayers() for w in layer._own_weights]
+        trainable = {id(w) for w in self.trainable_weights}
+        return [w for w in every if id(w) not in trainable]
+
+    @property
+    def trainable_variables(self) -> list[tf.Variable]:
+        return self.trainable_weights
+
+    @property
+    def non_trainable_variables(self) -> list[tf.Variable]:
+        return self.non_trainable_weights
+
+    @property
+    def variables(self) -> list[tf.Variable]:
+        return self.weights
+
+
+class Dense(Layer):
+    """`activation(inputs @ kernel + bias)` (`tf.keras.layers.Dense`)."""
+
+    def __init__(self, units: int, activation: Any = None, use_bias: bool = True,
+                 kernel_initializer: Any = "glorot_uniform", bias_initializer: Any = "zeros", **kwargs: Any):
+        super().__init__(**kwargs)
+        self.units = int(units)
+        self.activation = activations.get(activation)
+        self.use_bias = use_bias
+        self.kernel_initializer = kernel_initializer
+        self.bias_initializer = bias_initializer
+
+    def build(self, input_shape: tf.TensorShape) -> None:
+        self.kernel = self.add_weight("kernel", [input_shape[-1], self.units], initializer=self.kernel_initializer)
+        if self.use_bias:
+            self.bias = self.add_weight("bias", [self.units], initializer=self.bias_initializer)
+
+    def call(self, inputs: Any) -> Any:
+        outputs = tf.matmul(inputs, self.kernel) if inputs.shape.rank == 2 else tf.einsum(
+            "...i,ij->...j", inputs, self.kernel)
+        if self.use_bias:
+            outputs = outputs + self.bias
+        return self.activation(outputs)
+
+
+class BatchNormalization(Layer):
+    """Normalises over every axis but `axis` (`tf.keras.layers.BatchNormalization`).
+
+    With `training=True`, the batch's statistics are used and the moving statistics (non-trainable variables)
+    are updated by assignment: `moving = moving * momentum + batch * (1 - momentum)`. Otherwise the moving
+    statistics are used.
+    """
+
+    def __init__(self, axis: int = -1, momentum: float = 0.99, epsilon: float = 1e-3, center: bool = True,
+                 scale: bool = True, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.axis, self.momentum, self.epsilon, self.center, self.scale = axis, momentum, epsilon, center, scale
+
+    def build(self, input_shape: tf.TensorShape) -> None:
+        size = [input_shape[self.axis]]
+        if self.scale:
+            self.gamma = self.add_weight("gamma", size, initializer="ones")
+        if self.center:
+            self.beta = self.add_weight("beta", size, initializer="zeros")
+        self.moving_mean = self.add_weight("moving_mean", size, initializer="zeros", trainable=False)
+        self.moving_variance = self.add_weight("moving_variance", size, initializer="ones", trainable=False)
+
+    def call(self, inputs: Any, training: bool | None = None) -> Any:
+        rank = inputs.shape.rank
+        axis = self.axis % rank
+        reduce_axes = [a for a in range(rank) if a != axis]
+        if training:
+            mean = tf.reduce_mean(inputs, axis=reduce_axes)
+            variance = tf.reduce_mean(tf.square(inputs - mean), axis=reduce_axes)
+            self.moving_mean.assign(self.moving_mean * self.momentum + mean * (1.0 - self.momentum))
+            self.moving_variance.assign(
+                self.moving_variance * self.momentum + variance * (1.0 - self.momentum))
+        else:
+            mean, variance = self.moving_mean, self.moving_variance
+        outputs = (inputs - mean) * tf.math.rsqrt(variance + self.epsilon)
+        if self.scale:
+            outputs = outputs * self.gamma
+        if self.center:
+            outputs = outputs + self.beta
+        return outputs
