@@ -84,6 +84,48 @@ EXAMPLES: list[tuple[str, str]] = [
         print('dz/dx:', grad['x'])
         print('dz/dy:', grad['y'])
     """),
+    ("Gradients with respect to a model", """
+        layer = tf.keras.layers.Dense(2, activation='relu')
+        x = tf.constant([[1.0, 2.0, 3.0]])
+        with tf.GradientTape() as tape:
+            y = layer(x)
+            loss = tf.reduce_mean(y**2)
+        grad = tape.gradient(loss, layer.trainable_variables)
+        for var, g in zip(layer.trainable_variables, grad):
+            print(f"{var.name}, shape: {g.shape}")
+    """),
+    ("Custom gradients", """
+        @tf.custom_gradient
+        def clip_gradients(y):
+            def backward(dy):
+                return tf.clip_by_norm(dy, 0.5)
+            return y, backward
+
+        v = tf.Variable(2.0)
+        with tf.GradientTape() as t:
+            output = clip_gradients(v * v)
+        print(t.gradient(output, v))  # calls "backward", which clips 4 to 2
+    """),
+    ("Jacobians: a scalar source and a batch", """
+        x = tf.linspace(-10.0, 10.0, 200+1)
+        delta = tf.Variable(0.0)
+        with tf.GradientTape() as tape:
+            y = tf.nn.sigmoid(x+delta)
+        dy_dx = tape.jacobian(y, delta)
+        print(y.shape)
+        print(dy_dx.shape)
+        x = tf.random.normal([7, 5])
+        layer1 = tf.keras.layers.Dense(8, activation=tf.nn.elu)
+        layer2 = tf.keras.layers.Dense(6, activation=tf.nn.elu)
+        with tf.GradientTape(persistent=True, watch_accessed_variables=False) as tape:
+            tape.watch(x)
+            y = layer1(x)
+            y = layer2(y)
+        j = tape.jacobian(y, x)
+        jb = tape.batch_jacobian(y, x)
+        print(j.shape, jb.shape)
+        print(float(tf.reduce_max(abs(jb - tf.einsum('bxby->bxy', j)))) < 1e-3)
+    """),
     ("Higher-order gradients: nested tapes", """
         x = tf.Variable(1.0)
         with tf.GradientTape() as t2:
