@@ -89,12 +89,8 @@ def custom_gradient(f: Callable | None = None) -> Callable:
 def _call(f: Callable, ops: dict[Any, OpDef], args: tuple, kwargs: dict) -> Any:
     flat_args, args_tree = _flatten(args)
     watcher = tape_lib.Tape(persistent=True, watch_accessed_variables=True)
-    saved = tape_lib.STACK.tapes
-    tape_lib.STACK.tapes = [watcher]  # the forward pass runs unrecorded; the watcher only notes variable reads
-    try:
+    with tape_lib.recording_only([watcher]):  # the forward pass runs unrecorded; the watcher notes variable reads
         result, grad_fn = f(*args, **kwargs)
-    finally:
-        tape_lib.STACK.tapes = saved
     arg_uids = {a._uid for a in flat_args if isinstance(a, Variable)}
     variables = [v for uid, v in watcher.variables.items() if uid not in arg_uids and v.trainable]
     if variables and not _accepts_variables(grad_fn):
@@ -182,17 +178,14 @@ def _opdef(f: Callable, args_tree: Any, kwargs: dict, flat_args: list, variables
         wrapped = [python_args[i] if i in python_args else EagerTensor(arrays[i]) for i in range(n_args)]
         closure = f.__closure__ or ()
         saved_cells = [closure[i].cell_contents for i in cells]
-        saved_tapes = tape_lib.STACK.tapes
-        tape_lib.STACK.tapes = []
         try:
             for i, value in zip(cells, arrays[n_args + n_vars:]):
                 closure[i].cell_contents = EagerTensor(value)
-            with override_values(dict(zip(uids, arrays[n_args:n_args + n_vars]))):
+            with tape_lib.recording_only([]), override_values(dict(zip(uids, arrays[n_args:n_args + n_vars]))):
                 yield jax.tree_util.tree_unflatten(args_tree, wrapped)
         finally:
             for i, value in zip(cells, saved_cells):
                 closure[i].cell_contents = value
-            tape_lib.STACK.tapes = saved_tapes
 
     def primal(*arrays: Any) -> tuple[Any, ...]:
         with replaying(arrays) as args:

@@ -6,7 +6,9 @@ its inputs and outputs, and the input values (the residuals a replay needs for i
 
 from __future__ import annotations
 
+import contextlib
 import threading
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
@@ -92,22 +94,12 @@ def pop(tape: Tape) -> None:
             return
 
 
-def is_recording(tape: Tape) -> bool:
-    return any(t is tape for t in STACK.tapes)
-
-
-def recording_tapes() -> list[Tape]:
-    return STACK.tapes
-
-
-class stop_all_recording:
-    """Context manager: no tape on this thread records inside it (used by lowering and by `tf.stop_gradient`)."""
-
-    __slots__ = ("_saved",)
-
-    def __enter__(self):
-        self._saved = STACK.tapes
-        STACK.tapes = []
-
-    def __exit__(self, *exc):
-        STACK.tapes = self._saved
+@contextlib.contextmanager
+def recording_only(tapes: list[Tape]) -> Iterator[None]:
+    """Inside the block, only `tapes` record on this thread (none, for `[]`); the stack is restored after."""
+    saved = STACK.tapes
+    STACK.tapes = tapes
+    try:
+        yield
+    finally:
+        STACK.tapes = saved

@@ -39,10 +39,6 @@ def set_seed(seed: int | None) -> None:
     _STATE.calls = {}
 
 
-def get_global_generator_seed() -> int | None:
-    return _STATE.global_seed
-
-
 def next_key(seed: int | None = None) -> jax.Array:
     """The key for one random op call, by TF's rules for global and op seeds."""
     state = _STATE
