@@ -44,6 +44,14 @@ class RandomNormal(Initializer):
         return tf.random.normal(shape, self.mean, self.stddev, dtype or tf.float32, seed=self.seed)
 
 
+class RandomUniform(Initializer):
+    def __init__(self, minval: float = -0.05, maxval: float = 0.05, seed: int | None = None):
+        self.minval, self.maxval, self.seed = minval, maxval, seed
+
+    def __call__(self, shape, dtype=None):
+        return tf.random.uniform(shape, self.minval, self.maxval, dtype or tf.float32, seed=self.seed)
+
+
 def _fans(shape: Any) -> tuple[int, int]:
     """Keras's fan-in and fan-out: the last two dimensions, times the receptive field for convolutions."""
     shape = tuple(int(d) for d in shape)
@@ -81,7 +89,7 @@ class HeNormal(Initializer):
 
 
 _BY_NAME = {"zeros": Zeros, "ones": Ones, "glorot_uniform": GlorotUniform, "he_normal": HeNormal,
-            "random_normal": RandomNormal}
+            "random_normal": RandomNormal, "random_uniform": RandomUniform, "uniform": RandomUniform}
 
 
 def get(identifier: Any) -> Initializer:

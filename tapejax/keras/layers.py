@@ -154,3 +154,99 @@ class BatchNormalization(Layer):
         if self.center:
             outputs = outputs + self.beta
         return outputs
+
+
+class Activation(Layer):
+    """Applies an activation, given by name or function (`tf.keras.layers.Activation`)."""
+
+    def __init__(self, activation: Any, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.activation = activations.get(activation)
+
+    def call(self, inputs: Any) -> Any:
+        return self.activation(inputs)
+
+
+class Flatten(Layer):
+    """Flattens every axis but the first (`tf.keras.layers.Flatten`)."""
+
+    def call(self, inputs: Any) -> Any:
+        return tf.reshape(inputs, [inputs.shape[0], -1])
+
+
+class Dropout(Layer):
+    """Zeroes inputs with probability `rate` when training, scaling the rest by 1 / (1 - rate); deterministic
+    under `tf.random.set_seed` (`tf.keras.layers.Dropout`). The mask is a constant on the tape, so a replay
+    uses the same mask."""
+
+    def __init__(self, rate: float, noise_shape: Any = None, seed: int | None = None, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.rate, self.noise_shape, self.seed = float(rate), noise_shape, seed
+
+    def call(self, inputs: Any, training: bool | None = None) -> Any:
+        if not training or self.rate == 0.0:
+            return tf.identity(inputs)
+        shape = self.noise_shape if self.noise_shape is not None else inputs.shape
+        keep = tf.cast(tf.random.uniform(shape, seed=self.seed) >= self.rate, inputs.dtype)
+        return inputs * keep / (1.0 - self.rate)
+
+
+class LayerNormalization(Layer):
+    """Normalises each example over `axis` (`tf.keras.layers.LayerNormalization`)."""
+
+    def __init__(self, axis: int = -1, epsilon: float = 1e-3, center: bool = True, scale: bool = True,
+                 **kwargs: Any):
+        super().__init__(**kwargs)
+        self.axis, self.epsilon, self.center, self.scale = axis, epsilon, center, scale
+
+    def build(self, input_shape: tf.TensorShape) -> None:
+        size = [input_shape[self.axis]]
+        if self.scale:
+            self.gamma = self.add_weight("gamma", size, initializer="ones")
+        if self.center:
+            self.beta = self.add_weight("beta", size, initializer="zeros")
+
+    def call(self, inputs: Any) -> Any:
+        mean = tf.reduce_mean(inputs, axis=self.axis, keepdims=True)
+        variance = tf.reduce_mean(tf.square(inputs - mean), axis=self.axis, keepdims=True)
+        outputs = (inputs - mean) * tf.math.rsqrt(variance + self.epsilon)
+        if self.scale:
+            outputs = outputs * self.gamma
+        if self.center:
+            outputs = outputs + self.beta
+        return outputs
+
+
+class Embedding(Layer):
+    """A lookup table of `output_dim` vectors for `input_dim` ids (`tf.keras.layers.Embedding`)."""
+
+    def __init__(self, input_dim: int, output_dim: int, embeddings_initializer: Any = None, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.input_dim, self.output_dim = int(input_dim), int(output_dim)
+        self.embeddings_initializer = embeddings_initializer or initializers.RandomUniform(-0.05, 0.05)
+
+    def build(self, input_shape: tf.TensorShape) -> None:
+        self.embeddings = self.add_weight("embeddings", [self.input_dim, self.output_dim],
+                                          initializer=self.embeddings_initializer)
+
+    def call(self, inputs: Any) -> Any:
+        return tf.gather(self.embeddings, tf.cast(inputs, tf.int32))
+
+
+class Sequential(Layer):
+    """Layers applied in order (`tf.keras.Sequential`); `training=` reaches the layers that take it."""
+
+    def __init__(self, layers: list[Layer] | None = None, name: str | None = None):
+        super().__init__(name=name)
+        self.layers: list[Layer] = list(layers or [])
+
+    def add(self, layer: Layer) -> None:
+        self.layers.append(layer)
+
+    def call(self, inputs: Any, training: bool | None = None) -> Any:
+        for layer in self.layers:
+            if isinstance(layer, Dropout | BatchNormalization | Sequential):
+                inputs = layer(inputs, training=training)
+            else:
+                inputs = layer(inputs)
+        return inputs
