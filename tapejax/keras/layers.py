@@ -114,7 +114,30 @@ class Dense(Layer):
         return self.activation(outputs)
 
 
-class BatchNormalization(Layer):
+class _Normalization(Layer):
+    """What batch and layer normalisation share: `gamma` and `beta` over `axis`, and the affine output."""
+
+    def __init__(self, axis: int, epsilon: float, center: bool, scale: bool, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.axis, self.epsilon, self.center, self.scale = axis, epsilon, center, scale
+
+    def build(self, input_shape: tf.TensorShape) -> None:
+        size = [input_shape[self.axis]]
+        if self.scale:
+            self.gamma = self.add_weight("gamma", size, initializer="ones")
+        if self.center:
+            self.beta = self.add_weight("beta", size, initializer="zeros")
+
+    def _normalize(self, inputs: Any, mean: Any, variance: Any) -> Any:
+        outputs = (inputs - mean) * tf.math.rsqrt(variance + self.epsilon)
+        if self.scale:
+            outputs = outputs * self.gamma
+        if self.center:
+            outputs = outputs + self.beta
+        return outputs
+
+
+class BatchNormalization(_Normalization):
     """Normalises over every axis but `axis` (`tf.keras.layers.BatchNormalization`).
 
     With `training=True`, the batch's statistics are used and the moving statistics (non-trainable variables)
@@ -124,22 +147,18 @@ class BatchNormalization(Layer):
 
     def __init__(self, axis: int = -1, momentum: float = 0.99, epsilon: float = 1e-3, center: bool = True,
                  scale: bool = True, **kwargs: Any):
-        super().__init__(**kwargs)
-        self.axis, self.momentum, self.epsilon, self.center, self.scale = axis, momentum, epsilon, center, scale
+        super().__init__(axis, epsilon, center, scale, **kwargs)
+        self.momentum = momentum
 
     def build(self, input_shape: tf.TensorShape) -> None:
+        super().build(input_shape)
         size = [input_shape[self.axis]]
-        if self.scale:
-            self.gamma = self.add_weight("gamma", size, initializer="ones")
-        if self.center:
-            self.beta = self.add_weight("beta", size, initializer="zeros")
         self.moving_mean = self.add_weight("moving_mean", size, initializer="zeros", trainable=False)
         self.moving_variance = self.add_weight("moving_variance", size, initializer="ones", trainable=False)
 
     def call(self, inputs: Any, training: bool | None = None) -> Any:
         rank = inputs.shape.rank
-        axis = self.axis % rank
-        reduce_axes = [a for a in range(rank) if a != axis]
+        reduce_axes = [a for a in range(rank) if a != self.axis % rank]
         if training:
             mean = tf.reduce_mean(inputs, axis=reduce_axes)
             variance = tf.reduce_mean(tf.square(inputs - mean), axis=reduce_axes)
@@ -148,12 +167,7 @@ class BatchNormalization(Layer):
                 self.moving_variance * self.momentum + variance * (1.0 - self.momentum))
         else:
             mean, variance = self.moving_mean, self.moving_variance
-        outputs = (inputs - mean) * tf.math.rsqrt(variance + self.epsilon)
-        if self.scale:
-            outputs = outputs * self.gamma
-        if self.center:
-            outputs = outputs + self.beta
-        return outputs
+        return self._normalize(inputs, mean, variance)
 
 
 class Activation(Layer):
@@ -191,30 +205,17 @@ class Dropout(Layer):
         return inputs * keep / (1.0 - self.rate)
 
 
-class LayerNormalization(Layer):
+class LayerNormalization(_Normalization):
     """Normalises each example over `axis` (`tf.keras.layers.LayerNormalization`)."""
 
     def __init__(self, axis: int = -1, epsilon: float = 1e-3, center: bool = True, scale: bool = True,
                  **kwargs: Any):
-        super().__init__(**kwargs)
-        self.axis, self.epsilon, self.center, self.scale = axis, epsilon, center, scale
-
-    def build(self, input_shape: tf.TensorShape) -> None:
-        size = [input_shape[self.axis]]
-        if self.scale:
-            self.gamma = self.add_weight("gamma", size, initializer="ones")
-        if self.center:
-            self.beta = self.add_weight("beta", size, initializer="zeros")
+        super().__init__(axis, epsilon, center, scale, **kwargs)
 
     def call(self, inputs: Any) -> Any:
         mean = tf.reduce_mean(inputs, axis=self.axis, keepdims=True)
         variance = tf.reduce_mean(tf.square(inputs - mean), axis=self.axis, keepdims=True)
-        outputs = (inputs - mean) * tf.math.rsqrt(variance + self.epsilon)
-        if self.scale:
-            outputs = outputs * self.gamma
-        if self.center:
-            outputs = outputs + self.beta
-        return outputs
+        return self._normalize(inputs, mean, variance)
 
 
 class Embedding(Layer):
