@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -57,6 +58,8 @@ def to_array(value: Any, dtype: dtypes.DType | None = None, hint: dtypes.DType |
                 f"{dtypes.from_numpy(array.dtype).name}: {value!r}"
             )
         return array
+    if isinstance(value, jax.Array):  # a raw JAX value (from an optax update, a user's jnp code)
+        return value if dtype is None or value.dtype == dtype._np else value.astype(dtype._np)
     from_python = not isinstance(value, np.ndarray | np.generic)
     if from_python and on_device and type(value) in _SCALAR_TYPES:
         key = (type(value), value, dtype, hint)

@@ -4,4 +4,5 @@ from tapejax.keras import activations as activations
 from tapejax.keras import initializers as initializers
 from tapejax.keras import layers as layers
 from tapejax.keras import losses as losses
+from tapejax.keras import optimizers as optimizers
 from tapejax.keras.layers import Sequential as Sequential

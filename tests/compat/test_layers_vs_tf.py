@@ -139,3 +139,21 @@ def test_losses_agree_with_tensorflow(name, kwargs, kind):
         results.append((value.numpy(), tape.gradient(total, y_pred).numpy()))
     for got, expected in zip(results[1], results[0]):
         np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("name, kwargs", [
+    ("SGD", {"learning_rate": 0.1}), ("SGD", {"learning_rate": 0.1, "momentum": 0.9}),
+    ("SGD", {"learning_rate": 0.1, "momentum": 0.9, "nesterov": True}), ("Adam", {"learning_rate": 0.05}),
+    ("Adam", {"learning_rate": 0.05, "epsilon": 1e-2}),
+], ids=lambda v: str(v))
+def test_optimizers_agree_with_tensorflow(name, kwargs):
+    rng = np.random.default_rng(5)
+    w0, grads = rng.normal(size=(3,)).astype(np.float32), rng.normal(size=(4, 3)).astype(np.float32)
+    results = []
+    for tf in (tf_real, tapejax):
+        w = tf.Variable(w0)
+        optimizer = getattr(tf.keras.optimizers, name)(**kwargs)
+        for g in grads:
+            optimizer.apply_gradients([(tf.constant(g), w)])
+        results.append(w.numpy())
+    np.testing.assert_allclose(results[1], results[0], rtol=1e-5, atol=1e-6)
