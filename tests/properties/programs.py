@@ -888,3 +888,13 @@ def map_nest(fn: Callable[[Any], Any], nest: Any) -> Any:
     if isinstance(nest, tuple):
         return tuple(map_nest(fn, item) for item in nest)
     return fn(nest)
+
+
+def record(tf: Any, program: Program, leaves: list[Any], *, persistent: bool = False) -> tuple[Any, Any]:
+    """Runs `program` under a fresh tape, watching the inputs it asks for; returns (tape, target)."""
+    with tf.GradientTape(persistent=persistent, watch_accessed_variables=program.watch_accessed_variables) as tape:
+        for leaf, inp in zip(leaves, program.inputs):
+            if inp.watch:
+                tape.watch(leaf)
+        target = program.run_tf(tf, leaves)
+    return tape, target

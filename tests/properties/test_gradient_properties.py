@@ -76,16 +76,6 @@ def property_test(strategy: Any) -> Callable[[Callable[..., None]], Callable[...
 # ---------------------------------------------------------------------------------------------------
 
 
-def record(tf: Any, program: P.Program, leaves: list[Any], *, persistent: bool = False) -> tuple[Any, Any]:
-    """Runs `program` under a fresh tape, watching the inputs it asks for; returns (tape, target)."""
-    with tf.GradientTape(persistent=persistent, watch_accessed_variables=program.watch_accessed_variables) as tape:
-        for leaf, inp in zip(leaves, program.inputs):
-            if inp.watch:
-                tape.watch(leaf)
-        target = program.run_tf(tf, leaves)
-    return tape, target
-
-
 def oracle(program: P.Program, cotangent: np.ndarray | None = None) -> tuple[np.ndarray, list[np.ndarray]]:
     """JAX's target and vjps; every test calls it first with the same filter, so that all tests
     discard the same examples (those whose values are too large to compare in float32)."""
@@ -162,7 +152,7 @@ def test_unconnected_gradients_zero(tf: Any, program: P.Program) -> None:
     _, vjps = oracle(program)
     leaves = program.leaves(tf)
     spare_variable = tf.Variable(np.ones((3, 1), program.dtype))  # trainable, never read
-    tape, target = record(tf, program, leaves)
+    tape, target = P.record(tf, program, leaves)
     got = tape.gradient(target, [*leaves, spare_variable], unconnected_gradients=tf.UnconnectedGradients.ZERO)
     expected = [*expected_gradients(program, vjps, zero=True), np.zeros((3, 1), program.dtype)]
     assert len(got) == len(expected)
@@ -180,7 +170,7 @@ def test_gradient_is_linear_in_output_gradients(tf: Any, program: P.Program) -> 
     leaves = program.leaves(tf)
 
     def gradient_with(cotangent: np.ndarray) -> list[Any]:
-        tape, target = record(tf, program, leaves)
+        tape, target = P.record(tf, program, leaves)
         return tape.gradient(target, leaves, output_gradients=tf.constant(cotangent))
 
     g_u, g_v, g_w = gradient_with(u), gradient_with(v), gradient_with(w)
@@ -200,7 +190,7 @@ def test_persistent_tape_answers_twice(tf: Any, program: P.Program) -> None:
     """A persistent tape gives the same gradients again (sources in another order the second time)."""
     _, vjps = oracle(program)
     leaves = program.leaves(tf)
-    tape, target = record(tf, program, leaves, persistent=True)
+    tape, target = P.record(tf, program, leaves, persistent=True)
     first = tape.gradient(target, leaves)
     second = tape.gradient(target, leaves[::-1])[::-1]
     expected = expected_gradients(program, vjps)
@@ -217,7 +207,7 @@ def test_non_persistent_tape_refuses_second_gradient(tf: Any, program: P.Program
     """A second `gradient` call on a non-persistent tape raises RuntimeError."""
     oracle(program)  # not needed for the check: keeps this test on the shared sequence of programs
     leaves = program.leaves(tf)
-    tape, target = record(tf, program, leaves)
+    tape, target = P.record(tf, program, leaves)
     tape.gradient(target, leaves)
     with pytest.raises(RuntimeError):
         tape.gradient(target, leaves)
@@ -252,7 +242,7 @@ def test_structured_sources_keep_their_structure(tf: Any, program: P.Program) ->
     assert program.extras is not None
     index_nest = program.extras.sources
     leaves = program.leaves(tf)
-    tape, target = record(tf, program, leaves)
+    tape, target = P.record(tf, program, leaves)
     got = tape.gradient(target, P.map_nest(lambda i: leaves[i], index_nest))
     expected = expected_gradients(program, vjps)
     _assert_same_nest(got, index_nest, lambda g, i: check_gradient(g, expected[i], program, f"v{i}"))

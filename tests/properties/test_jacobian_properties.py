@@ -6,7 +6,6 @@ test_gradient_properties.py already runs the jacobian-of-gradient property on bo
 
 from __future__ import annotations
 
-from typing import Any
 
 import jax
 import numpy as np
@@ -19,15 +18,6 @@ import tapejax as tf
 FEW = settings(max_examples=15)
 
 
-def _tape(program: P.Program, leaves: list[Any]) -> tuple[Any, Any]:
-    with tf.GradientTape(persistent=True, watch_accessed_variables=program.watch_accessed_variables) as tape:
-        for leaf, inp in zip(leaves, program.inputs):
-            if inp.watch:
-                tape.watch(leaf)
-        target = program.run_tf(tf, leaves)
-    return tape, target
-
-
 @FEW
 @given(program=P.programs())
 def test_jacobian_equals_jax_jacrev(program: P.Program) -> None:
@@ -35,7 +25,7 @@ def test_jacobian_equals_jax_jacrev(program: P.Program) -> None:
     target_value = np.asarray(program.run_jnp(*values))
     assume(P.tame(target_value))
     leaves = program.leaves(tf)
-    tape, target = _tape(program, leaves)
+    tape, target = P.record(tf, program, leaves, persistent=True)
     jacobians = tape.jacobian(target, leaves)
     zeros = tape.jacobian(target, leaves, unconnected_gradients=tf.UnconnectedGradients.ZERO)
     connected = program.connected()
