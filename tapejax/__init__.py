@@ -4,6 +4,7 @@ This module is the `tf` namespace: explicit re-exports only, no logic.
 """
 
 from tapejax import autodiff as autodiff
+from tapejax import config as config
 from tapejax import debugging as debugging
 from tapejax import dtypes as dtypes
 from tapejax import errors as errors
@@ -32,10 +33,24 @@ from tapejax._src.dtypes import uint16 as uint16
 from tapejax._src.dtypes import uint32 as uint32
 from tapejax._src.dtypes import uint64 as uint64
 from tapejax._src.dtypes import bool_ as bool  # noqa: A001, F401 (TF's name)
+from tapejax._src.control_flow import case as case
+from tapejax._src.control_flow import cond as cond
+from tapejax._src.control_flow import foldl as foldl
+from tapejax._src.control_flow import foldr as foldr
+from tapejax._src.control_flow import map_fn as map_fn
+from tapejax._src.control_flow import scan as scan
+from tapejax._src.control_flow import switch_case as switch_case
+from tapejax._src.control_flow import vectorized_map as vectorized_map
+from tapejax._src.control_flow import while_loop as while_loop
+from tapejax._src.function import Function as Function
+from tapejax._src.function import TensorSpec as TensorSpec
+from tapejax._src.function import function as function
+from tapejax._src.function import init_scope as init_scope
 from tapejax._src.gradient_tape import GradientTape as GradientTape
 from tapejax._src.gradient_tape import UnconnectedGradients as UnconnectedGradients
 from tapejax._src.gradient_tape import gradients as gradients
 from tapejax._src.logs import get_logger as get_logger
+from tapejax._src.printing import print_ as print  # noqa: A001, F401 (TF's name)
 from tapejax._src.tensor import Tensor as Tensor
 from tapejax._src.tensor import TensorShape as TensorShape
 from tapejax._src.variable import Variable as Variable

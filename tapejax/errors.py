@@ -17,3 +17,4 @@ from tapejax._src.errors import InternalError as InternalError
 from tapejax._src.errors import UnavailableError as UnavailableError
 from tapejax._src.errors import DataLossError as DataLossError
 from tapejax._src.errors import UnauthenticatedError as UnauthenticatedError
+from tapejax._src.errors import OperatorNotAllowedInGraphError as OperatorNotAllowedInGraphError

@@ -130,8 +130,11 @@ def apply(opdef: OpDef, args: tuple, params: dict[str, Any], params_key: tuple |
     multiple = type(out) is tuple or type(out) is list
     outs = tuple(EagerTensor(o) for o in out) if multiple else (EagerTensor(out),)
     tapes = _STACK.tapes
-    if tapes and opdef.differentiable:
-        record(tapes, opdef, params_key, tids, vals, outs, multiple)
+    if tapes:
+        if opdef.differentiable:
+            record(tapes, opdef, params_key, tids, vals, outs, multiple)
+        elif any(t.records_all for t in tapes):  # a captured branch replays non-differentiable ops too
+            record([t for t in tapes if t.records_all], opdef, params_key, tids, vals, outs, multiple)
     return outs if multiple else outs[0]
 
 

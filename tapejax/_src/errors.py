@@ -44,6 +44,10 @@ DataLossError = _op_error("DataLossError", "Unrecoverable data loss.")
 UnauthenticatedError = _op_error("UnauthenticatedError", "The request lacks credentials.")
 
 
+class OperatorNotAllowedInGraphError(TypeError):
+    """A traced tensor (inside tf.function) was used where its value is needed, e.g. as a Python bool."""
+
+
 def invalid_argument(op_type: str, message: str) -> InvalidArgumentError:
     """An InvalidArgumentError with TF's eager message shape: `<message> [Op:<OpType>] name: `."""
     return InvalidArgumentError(None, None, f"{message} [Op:{op_type}] name: ")

@@ -116,7 +116,7 @@ def slice_trace(entries: Sequence[TapeEntry], leaf_tids: Sequence[int], target_t
     lookup = slot.__getitem__
     for e in kept:
         if not e.op.has_gradient:
-            raise LookupError(errors.NO_GRADIENT_REGISTERED.format(op_type=e.op.op_type))
+            raise LookupError(e.op.no_gradient or errors.NO_GRADIENT_REGISTERED.format(op_type=e.op.op_type))
         ins = tuple(map(lookup, e.in_tids))
         adds = ()
         if perturbed and not perturbed.isdisjoint(e.out_tids):

@@ -37,6 +37,8 @@ class OpDef:
         value errors, which a jitted impl cannot raise); it raises TF's exception types itself.
       forward: the implementation forward mode differentiates, when it must differ from `impl` (a custom
         gradient: `impl` is a jax.custom_vjp, and TF's forward mode ignores the custom gradient).
+      no_gradient: with has_gradient=False, the LookupError's message when it must say more than TF's
+        "no entry" (an unbounded tf.while_loop: how to make it differentiable).
     """
 
     name: str
@@ -50,6 +52,7 @@ class OpDef:
     check: Callable[..., None] | None = None
     forward: Callable[..., Any] | None = None
     doc: str = ""
+    no_gradient: str = ""
 
     def __repr__(self) -> str:
         return f"OpDef({self.name!r})"

@@ -14,8 +14,9 @@ from typing import Any
 
 import jax
 import numpy as np
+from jax.export import is_symbolic_dim
 
-from . import dtypes
+from . import dtypes, errors
 
 new_tid: Callable[[], int] = itertools.count(1).__next__
 
@@ -40,7 +41,8 @@ class TensorShape:
         elif dims is not None:
             if isinstance(dims, int | np.integer):
                 dims = (dims,)
-            dims = tuple(None if d is None else int(d) for d in dims)
+            # a symbolic dimension (a tf.function traced for an input_signature with None) is unknown: None
+            dims = tuple(None if d is None or is_symbolic_dim(d) else int(d) for d in dims)
         self._dims: tuple[int | None, ...] | None = dims
 
     @property
@@ -169,6 +171,27 @@ class Reference:
         return f"<Reference wrapping {self._obj!r}>"
 
 
+_USE_INSTEAD = {
+    "bool": "Use `tf.cond(pred, true_fn, false_fn)` for an `if` and `tf.while_loop(cond, body, loop_vars)` for a "
+            "`while` on a tensor, or compute the condition outside the tf.function.",
+    "float": "Keep the value a tensor (tf.cast converts dtypes), or compute it outside the tf.function.",
+    "int": "Keep the value a tensor (tf.cast converts dtypes); for a static size use `x.shape`.",
+    "numpy": "Return the tensor from the tf.function and call .numpy() on the result, or use tf.print inside it.",
+}
+
+
+def _concrete(tensor: Any, use: str) -> None:
+    """Raises TF's error when a traced tensor (inside tf.function) is used as a Python value."""
+    if isinstance(tensor._value, jax.core.Tracer):
+        what = {"bool": "a Python `bool`", "float": "a Python `float`", "int": "a Python `int`",
+                "numpy": "a numpy array"}[use]
+        message = (f"Using a symbolic `tf.Tensor` as {what} is not allowed inside tf.function: its value is "
+                   f"only known when the compiled function runs. {_USE_INSTEAD[use]}")
+        if use == "numpy":
+            raise AttributeError(message)
+        raise (errors.OperatorNotAllowedInGraphError if use == "bool" else TypeError)(message)
+
+
 class _Operators:
     """What Tensor and Variable share: Python operators (each forwarding to a registered op) and the array
     protocol (numpy(), __array__, conversions), all over `self._value`."""
@@ -237,6 +260,7 @@ class _Operators:
 
     def numpy(self) -> Any:
         """The value as a numpy array (a numpy scalar for rank 0), as TF returns it."""
+        _concrete(self, "numpy")
         array = np.array(self._value)
         return array[()] if array.ndim == 0 else array
 
@@ -253,12 +277,15 @@ class _Operators:
     experimental_ref = ref
 
     def __bool__(self) -> bool:
+        _concrete(self, "bool")
         return bool(np.asarray(self._value))
 
     def __float__(self) -> float:
+        _concrete(self, "float")
         return float(np.asarray(self._value))
 
     def __int__(self) -> int:
+        _concrete(self, "int")
         return int(np.asarray(self._value))
 
     def __len__(self) -> int:
@@ -305,12 +332,20 @@ class Tensor(_Operators):
         return (self[i] for i in range(self._value.shape[0]))
 
     def __str__(self) -> str:
+        if isinstance(self._value, jax.core.Tracer):
+            return f'Tensor("{self._symbolic_name()}", shape={self.shape}, dtype={self.dtype.name})'
         text = numpy_text(np.asarray(self._value), is_repr=False)
         return f"tf.Tensor({text}, shape={self.shape}, dtype={self.dtype.name})"
 
     def __repr__(self) -> str:
+        if isinstance(self._value, jax.core.Tracer):
+            return f"<tf.Tensor '{self._symbolic_name()}' shape={self.shape} dtype={self.dtype.name}>"
         text = numpy_text(np.asarray(self._value), is_repr=True)
         return f"<tf.Tensor: shape={self.shape}, dtype={self.dtype.name}, numpy={text}>"
+
+    def _symbolic_name(self) -> str:
+        # TF names a graph tensor after its op; tapejax has ids, which identify it as uniquely.
+        return f"tensor_{self._tid}:0"
 
     def __reduce__(self):
         return Tensor._from_numpy, (self.numpy(),)

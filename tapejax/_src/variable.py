@@ -16,7 +16,7 @@ import jax
 import numpy as np
 
 from . import dtypes, tape as tape_lib
-from .tensor import EagerTensor, Tensor, TensorShape, _Operators, new_tid, numpy_text
+from .tensor import OPERATORS, EagerTensor, Tensor, TensorShape, _Operators, new_tid, numpy_text
 from .convert import to_array
 
 _new_uid: Callable[[], int] = itertools.count(1).__next__
@@ -27,10 +27,15 @@ NAME_SCOPES: list[str] = []
 
 class _Overrides(threading.local):
     """Values that variable reads return instead of the variables' own, while a pure function of them is traced
-    (a custom gradient's forward function replayed by JAX): variable uid -> array."""
+    (a custom gradient's forward function replayed by JAX): variable uid -> array.
+
+    `trace` is the tf.function trace in progress on this thread, if any (function.py): while it is set, variables
+    are read from, assigned in and created through it, so a compiled step touches no variable until it returns.
+    """
 
     def __init__(self):
         self.values: dict[int, Any] = {}
+        self.trace: Any = None
 
 
 OVERRIDES = _Overrides()
@@ -88,9 +93,18 @@ class Variable(_Operators):
         """Creates a variable; `caching_device`, `synchronization`, `aggregation` and the like are ignored."""
         if initial_value is None:
             raise ValueError("initial_value must be specified.")
+        trace = OVERRIDES.trace
+        if trace is not None:
+            trace.check_creation()  # TF's ValueError on a later trace, before the initial value is computed
         if callable(initial_value):
             initial_value = initial_value()
         value = to_array(initial_value, dtype=None if dtype is None else dtypes.as_dtype(dtype))
+        if isinstance(value, jax.core.Tracer):
+            raise ValueError(
+                "A tf.Variable created inside a tf.function must be initialised from values known when the "
+                "function is traced (constants, initializers, numpy), not from the function's arguments or "
+                "other traced tensors. Create the variable outside the function, or assign the traced value to it "
+                "after creating it.")
         self._value: jax.Array = jax.numpy.asarray(value)
         self._uid = _new_uid()
         base = "Variable" if name is None else name
@@ -103,15 +117,31 @@ class Variable(_Operators):
 
     def _read(self) -> tuple[int, jax.Array]:
         """The (tid, value) of a read; the tapes that watch this variable record it as a leaf."""
-        value = OVERRIDES.values.get(self._uid, self._value) if OVERRIDES.values else self._value
+        value = self._current()
         tapes = tape_lib.STACK.tapes
         if not tapes:
             return 0, value
+        trace = OVERRIDES.trace
+        if trace is not None and trace.captures:  # inside a traced branch or loop body (control_flow.py)
+            tid = trace.captures[-1].read_tid(self._uid)
+            if tid:
+                return tid, value  # a read after an assignment in the same body: the assigned tensor itself
         tid = new_tid()
         for t in tapes:
             if t.watches_variable(self):
                 t.record_read(self, tid, value)
         return tid, value
+
+    def _current(self) -> jax.Array:
+        """The value a read sees: a replay's override, else the tf.function trace's value, else the cell's."""
+        overrides = OVERRIDES
+        if overrides.values:
+            value = overrides.values.get(self._uid)
+            if value is not None:
+                return value
+        if overrides.trace is not None:
+            return overrides.trace.read(self)
+        return self._value
 
     def read_value(self) -> Tensor:
         tid, value = self._read()
@@ -133,24 +163,32 @@ class Variable(_Operators):
             )
         return jax.numpy.asarray(array)
 
-    def _set(self, value: jax.Array, read_value: bool) -> Any:
+    def _set(self, value: jax.Array, read_value: bool, tid: int = 0) -> Any:
         if self._constraint is not None:
             value = to_array(self._constraint(EagerTensor(value)), dtype=self.dtype)
-        self._value = value
+            tid = 0
+        if OVERRIDES.trace is not None:
+            OVERRIDES.trace.assign(self, value, tid)  # written back when the compiled step returns
+        else:
+            self._value = value
         return _UnreadVariable(self) if read_value else None
 
     def assign(self, value: Any, use_locking: Any = None, name: str | None = None, read_value: bool = True):
         """Sets the value; not recorded on any tape. Returns the variable (TF's "UnreadVariable" view)."""
         self._note_assignment("assign", value)
-        return self._set(self._new_value(value), read_value)
+        return self._set(self._new_value(value), read_value, getattr(value, "_tid", 0))
 
     def assign_add(self, delta: Any, use_locking: Any = None, name: str | None = None, read_value: bool = True):
         self._note_assignment("assign_add", delta)
-        return self._set(self._value + self._new_value(delta), read_value)
+        if OVERRIDES.trace is not None:  # through the op table, so a traced loop body sees the new value's id
+            return self.assign(OPERATORS["math.add"](self.read_value(), delta), read_value=read_value)
+        return self._set(self._current() + self._new_value(delta), read_value)
 
     def assign_sub(self, delta: Any, use_locking: Any = None, name: str | None = None, read_value: bool = True):
         self._note_assignment("assign_sub", delta)
-        return self._set(self._value - self._new_value(delta), read_value)
+        if OVERRIDES.trace is not None:
+            return self.assign(OPERATORS["math.subtract"](self.read_value(), delta), read_value=read_value)
+        return self._set(self._current() - self._new_value(delta), read_value)
 
     def _note_assignment(self, method: str, value: Any) -> None:
         """Tells the recording tapes that state changed here: a gradient through it will be None (debugging)."""
@@ -223,8 +261,8 @@ class _UnreadVariable(ResourceVariable):
     def _read(self):
         return self._target._read()
 
-    def _set(self, value, read_value):
-        return self._target._set(value, read_value)
+    def _set(self, value, read_value, tid=0):
+        return self._target._set(value, read_value, tid)
 
     def _display_name(self) -> str:
         return "UnreadVariable"

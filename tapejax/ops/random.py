@@ -17,6 +17,7 @@ import numpy as np
 from tapejax._src import dtypes
 from tapejax._src.registry import op
 from tapejax._src.tensor import EagerTensor, OPERATORS, Tensor
+from tapejax._src.variable import OVERRIDES
 
 _DEFAULT_GLOBAL_SEED = 87654321  # TF uses a fixed global seed when only an op seed is given
 
@@ -53,8 +54,11 @@ def next_key(seed: int | None = None) -> jax.Array:
         op_seed = int(seed)
     call = state.calls.get((global_seed, op_seed), 0)
     state.calls[(global_seed, op_seed)] = call + 1
-    key = jax.random.PRNGKey(global_seed)
-    return jax.random.fold_in(jax.random.fold_in(key, op_seed), call)
+    key = jax.random.fold_in(jax.random.fold_in(jax.random.PRNGKey(global_seed), op_seed), call)
+    trace = OVERRIDES.trace
+    if trace is not None:  # inside tf.function: each call of the compiled step draws new numbers, as in TF
+        key = jax.random.fold_in(key, trace.call_count())
+    return key
 
 
 def _shape(shape: Any) -> tuple[int, ...]:

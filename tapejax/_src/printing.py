@@ -1,0 +1,100 @@
+"""tf.print: TF's text for tensors, printed when the step runs (inside tf.function, through a JAX callback).
+
+TF formats float32 with 9 significant digits and float64 with 17, bools as 1/0, and shows `summarize` items at
+each end of a long axis around "...". Nests of tensors print like Python's containers, tensors formatted.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import jax
+import numpy as np
+
+from . import dispatch, tape as tape_lib
+from .registry import OpDef
+from .tensor import Tensor, _Operators
+from .variable import OVERRIDES, Variable
+
+
+def print_(*inputs: Any, output_stream: Any = None, summarize: int = 3, sep: str = " ", end: str = "\n",
+           name: str | None = None) -> None:
+    """Prints `inputs` to `output_stream` (default: sys.stderr, as in TF) when the step runs."""
+    leaves, treedef = jax.tree_util.tree_flatten(list(inputs), is_leaf=lambda x: isinstance(x, _Operators))
+    arrays = [_value(x) for x in leaves if isinstance(x, _Operators)]
+
+    def emit(*values: Any) -> None:
+        it = iter(values)
+        filled = [_Text(format_array(np.asarray(next(it)), summarize)) if isinstance(x, _Operators) else x
+                  for x in leaves]
+        parts = jax.tree_util.tree_unflatten(treedef, filled)
+        stream = sys.stderr if output_stream is None else output_stream
+        stream.write(sep.join(p.text if isinstance(p, _Text) else _python_text(p) for p in parts) + end)
+
+    trace = OVERRIDES.trace
+    if trace is not None and trace.captures:
+        # inside a traced branch or loop body: a step of the captured body, so it prints when the body runs
+        tensors = [x for x in leaves if isinstance(x, _Operators)]
+        reads = [x._read() if isinstance(x, Variable) else (x._tid, x._value) for x in tensors]
+        opdef = OpDef("print", lambda *values: (jax.debug.callback(emit, *values, ordered=True), ())[1],
+                      op_type="PrintV2", jit=False)
+        dispatch.record(tape_lib.STACK.tapes[:1], opdef, (), tuple(t for t, _ in reads),
+                        tuple(v for _, v in reads), (), True)
+    elif trace is not None:
+        # inside tf.function: at run time, in program order. The call number (a traced input) goes along so the
+        # callback is staged even when every printed value is a constant folded at trace time.
+        jax.debug.callback(lambda *values: emit(*values[:-1]), *arrays, trace._calls, ordered=True)
+    else:
+        emit(*arrays)
+
+
+def _value(x: _Operators) -> Any:
+    return x._value if isinstance(x, Tensor) else x._current()
+
+
+class _Text:
+    """A formatted tensor inside a printed nest: shown as is, not repr'd."""
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def _python_text(x: Any) -> str:
+    return x if isinstance(x, str) else str(x)
+
+
+def format_array(array: np.ndarray, summarize: int = 3) -> str:
+    """TF's PrintV2 text of an array: `[1 2 ... 9 10]`, rows on their own lines, no column alignment."""
+    if summarize is None or summarize < 0:
+        summarize = sys.maxsize
+    return _format(array, summarize, depth=0)
+
+
+def _format(array: np.ndarray, summarize: int, depth: int) -> str:
+    if array.ndim == 0:
+        return _scalar(array)
+    n = array.shape[0]
+    indices: list[int | None] = list(range(n))
+    if n > 2 * summarize:
+        indices = [*range(summarize), None, *range(n - summarize, n)]
+    if array.ndim == 1:
+        return "[" + " ".join("..." if i is None else _scalar(array[i]) for i in indices) + "]"
+    rows = ["..." if i is None else _format(array[i], summarize, depth + 1) for i in indices]
+    return "[" + ("\n" + " " * (depth + 1)).join(rows) + "]"
+
+
+def _scalar(x: np.ndarray) -> str:
+    kind = x.dtype.kind
+    if kind == "b":
+        return "1" if x else "0"
+    if kind == "f" or x.dtype.name == "bfloat16":
+        digits = 17 if x.dtype.itemsize >= 8 else 9
+        return f"{float(x):.{digits}g}"
+    if kind == "c":
+        digits = 17 if x.dtype.itemsize >= 16 else 9
+        return f"({x.real:.{digits}g},{x.imag:.{digits}g})"
+    return str(x.item() if hasattr(x, "item") else x)

@@ -1,0 +1,4 @@
+"""tf.config: the switches TF code sets around tf.function and devices."""
+
+from tapejax._src.function import functions_run_eagerly as functions_run_eagerly
+from tapejax._src.function import run_functions_eagerly as run_functions_eagerly
