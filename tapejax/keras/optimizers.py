@@ -8,7 +8,6 @@ epsilon) are injected each step with `optax.inject_hyperparams`.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -18,19 +17,35 @@ import optax
 
 import tapejax as tf
 from tapejax.keras import schedules as schedules
+from tapejax._src.module import camel_to_snake
 from tapejax.keras.schedules import LearningRateSchedule
 
 
 class Optimizer:
-    """The base of the optimizers: `apply_gradients(zip(grads, vars))`, `minimize(loss, var_list, tape=...)`."""
+    """The base of the optimizers: `apply_gradients(zip(grads, vars))`, `minimize(loss, var_list, tape=...)`.
+
+    Everything a step computes is a tensor (the step count, a scheduled learning rate, injected
+    hyperparameters), so the same code runs eagerly and inside `tf.function`, where its variables are compiled
+    state. Keras's `weight_decay` (decoupled: `var -= var * weight_decay * lr` before the update), `clipnorm`,
+    `clipvalue` and `global_clipnorm` apply to every optimizer.
+    """
 
     def __init__(self, learning_rate: float | LearningRateSchedule | Callable = 0.001, name: str | None = None,
-                 **kwargs: Any):
+                 weight_decay: float | None = None, clipnorm: float | None = None, clipvalue: float | None = None,
+                 global_clipnorm: float | None = None, **kwargs: Any):
+        _check_kwargs(kwargs)
+        if sum(c is not None for c in (clipnorm, clipvalue, global_clipnorm)) > 1:
+            raise ValueError("Only one of `clipnorm`, `clipvalue` and `global_clipnorm` can be set. Received: "
+                             f"clipnorm={clipnorm}, clipvalue={clipvalue}, global_clipnorm={global_clipnorm}")
         self._learning_rate = learning_rate
-        self.name = name or type(self).__name__.lower()
+        self.name = name or camel_to_snake(type(self).__name__)
+        self.weight_decay = weight_decay
+        self.clipnorm, self.clipvalue, self.global_clipnorm = clipnorm, clipvalue, global_clipnorm
         self.iterations = tf.Variable(0, dtype=tf.int64, trainable=False, name="iteration")
         self._slots: dict[int, tuple[Any, list[tf.Variable]]] = {}  # variable uid -> (state treedef, state)
-        self._transformation = optax.inject_hyperparams(self._rule)(**self._hyperparameters(1))
+        with tf.init_scope():
+            first = {k: _as_float32(v) for k, v in self._hyperparameters(tf.constant(1.0)).items()}
+        self._transformation = optax.inject_hyperparams(self._rule)(**first)
         self._step = jax.jit(self._update)
 
     # -- what each optimizer defines -------------------------------------------------------------------
@@ -38,33 +53,39 @@ class Optimizer:
     def _rule(self, **hyperparameters: Any) -> optax.GradientTransformation:
         raise NotImplementedError
 
-    def _hyperparameters(self, t: int) -> dict[str, Any]:
-        """The injected hyperparameters at step t (1 for the first update)."""
-        return {"learning_rate": self._current_learning_rate(t - 1)}
+    def _hyperparameters(self, t: Any) -> dict[str, Any]:
+        """The injected hyperparameters at step t (a float32 tensor, 1 for the first update)."""
+        return {"learning_rate": self._current_learning_rate(t - 1.0)}
 
     # -- the API -------------------------------------------------------------------------------------------
 
     @property
     def learning_rate(self) -> float:
-        return self._current_learning_rate(int(self.iterations))
+        return float(self._current_learning_rate(tf.cast(self.iterations, tf.float32)))
 
-    def _current_learning_rate(self, step: int) -> float:
+    def _current_learning_rate(self, step: Any) -> Any:
         lr = self._learning_rate
-        return float(lr(step)) if callable(lr) else float(lr)
+        if isinstance(lr, LearningRateSchedule):
+            return lr(step)
+        return lr() if callable(lr) else lr  # Keras: a callable learning rate takes no arguments
 
     def apply_gradients(self, grads_and_vars: Iterable[tuple[Any, tf.Variable]]) -> tf.Variable:
         """Updates each variable from its gradient (None gradients are skipped); returns `iterations`."""
         pairs = [(g, v) for g, v in grads_and_vars if g is not None]
-        t = int(self.iterations) + 1
-        hyperparameters = {k: np.asarray(v, np.float32) for k, v in self._hyperparameters(t).items()}
-        for gradient, variable in pairs:
+        grads = self._clip([tf.convert_to_tensor(g, dtype=v.dtype) for g, v in pairs])
+        t = tf.cast(self.iterations, tf.float32) + 1.0
+        hyperparameters = {k: _as_float32(v) for k, v in self._hyperparameters(t).items()}
+        decay = None
+        if self.weight_decay:
+            decay = _as_float32(self.weight_decay * self._current_learning_rate(t - 1.0))
+        for gradient, (_, variable) in zip(grads, pairs):
             treedef, slots = self._state(variable)
-            state = jax.tree_util.tree_unflatten(treedef, [s._value for s in slots])
-            new_value, new_state = self._step(tf.convert_to_tensor(gradient, dtype=variable.dtype).value,
-                                              state, variable.value().value, hyperparameters)
-            variable.assign(tf.constant(new_value))
+            state = jax.tree_util.tree_unflatten(treedef, [s.value().value for s in slots])
+            new_value, new_state = self._step(gradient.value, state, variable.value().value, hyperparameters,
+                                              decay)
+            variable.assign(new_value)
             for slot, value in zip(slots, jax.tree_util.tree_leaves(new_state)):
-                slot.assign(tf.constant(value))
+                slot.assign(value)
         self.iterations.assign_add(1)
         return self.iterations
 
@@ -78,25 +99,59 @@ class Optimizer:
 
     # -- the state ---------------------------------------------------------------------------------------
 
+    def _clip(self, grads: list[Any]) -> list[Any]:
+        if self.clipnorm is not None:
+            return [tf.clip_by_norm(g, self.clipnorm) for g in grads]
+        if self.clipvalue is not None:
+            return [tf.clip_by_value(g, -self.clipvalue, self.clipvalue) for g in grads]
+        if self.global_clipnorm is not None:  # TF's clip_by_global_norm: g * clip / max(global norm, clip)
+            norm = tf.sqrt(sum(tf.reduce_sum(tf.square(g)) for g in grads))
+            scale = self.global_clipnorm / tf.maximum(norm, self.global_clipnorm)
+            return [g * tf.cast(scale, g.dtype) for g in grads]
+        return grads
+
     def _state(self, variable: tf.Variable) -> tuple[Any, list[tf.Variable]]:
         entry = self._slots.get(variable._uid)
         if entry is None:
-            state = self._transformation.init(variable.value().value)
-            leaves, treedef = jax.tree_util.tree_flatten(state)
-            base = variable.name.split(":")[0]
-            slots = [tf.Variable(np.asarray(leaf), trainable=False, name=f"{self.name}/{base}/slot_{i}")
-                     for i, leaf in enumerate(leaves)]
+            with tf.init_scope():  # slots made on a first traced step get concrete initial values
+                state = self._transformation.init(variable.value().value)
+                leaves, treedef = jax.tree_util.tree_flatten(state)
+                base = variable.name.split(":")[0]
+                slots = [tf.Variable(np.asarray(leaf), trainable=False, name=f"{self.name}/{base}/slot_{i}")
+                         for i, leaf in enumerate(leaves)]
             entry = self._slots[variable._uid] = (treedef, slots)
         return entry
 
-    def _update(self, gradient: Any, state: Any, value: Any, hyperparameters: dict[str, Any]) -> tuple[Any, Any]:
+    def _update(self, gradient: Any, state: Any, value: Any, hyperparameters: dict[str, Any],
+                decay: Any) -> tuple[Any, Any]:
         state.hyperparams.update({k: v.astype(state.hyperparams[k].dtype) for k, v in hyperparameters.items()})
+        if decay is not None:
+            value = value - value * decay.astype(value.dtype)
         updates, new_state = self._transformation.update(gradient, state, value)
         return optax.apply_updates(value, updates), new_state
 
     @property
     def variables(self) -> list[tf.Variable]:
         return [self.iterations] + [s for _, slots in self._slots.values() for s in slots]
+
+
+_KERAS_UNSUPPORTED = ("use_ema", "ema_momentum", "ema_overwrite_frequency", "loss_scale_factor",
+                      "gradient_accumulation_steps")
+
+
+def _check_kwargs(kwargs: dict[str, Any]) -> None:
+    """Keras's optimizer arguments tapejax does not implement fail loudly; unknown ones as in Keras."""
+    unsupported = [k for k in kwargs if k in _KERAS_UNSUPPORTED and kwargs[k] not in (None, False)]
+    if unsupported:
+        raise NotImplementedError(f"tapejax's Keras optimizers do not implement {unsupported} yet.")
+    unknown = [k for k in kwargs if k not in _KERAS_UNSUPPORTED]
+    if unknown:
+        raise ValueError(f"Argument(s) not recognized: { {k: kwargs[k] for k in unknown} }")
+
+
+def _as_float32(value: Any) -> Any:
+    """A hyperparameter as a float32 jax value (a tracer inside tf.function)."""
+    return tf.cast(value, tf.float32).value if isinstance(value, tf.Tensor) else np.asarray(value, np.float32)
 
 
 class SGD(Optimizer):
@@ -116,6 +171,10 @@ class Adam(Optimizer):
 
     optax's adam adds epsilon after the bias correction, `m_hat / (sqrt(v_hat) + eps)`; with the injected
     `eps = epsilon / sqrt(1 - b2^t)` the two are the same formula.
+
+    Differences from TensorFlow: Keras rounds `beta_2` to float32 inside `sqrt(1 - b2^t)` (it casts the Python
+    float through a float32 tensor, even for float64 variables), which moves its steps by ~6e-6 of their size
+    for the default 0.999; tapejax uses `beta_2` as given, closer to the exact formula.
     """
 
     def __init__(self, learning_rate: Any = 0.001, beta_1: float = 0.9, beta_2: float = 0.999,
@@ -128,5 +187,70 @@ class Adam(Optimizer):
     def _rule(self, learning_rate: Any, eps: Any) -> optax.GradientTransformation:
         return optax.adam(learning_rate, b1=self.beta_1, b2=self.beta_2, eps=eps)
 
-    def _hyperparameters(self, t: int) -> dict[str, Any]:
-        return {**super()._hyperparameters(t), "eps": self.epsilon / math.sqrt(1.0 - self.beta_2 ** t)}
+    def _hyperparameters(self, t: Any) -> dict[str, Any]:
+        return {**super()._hyperparameters(t), "eps": self.epsilon / tf.sqrt(1.0 - self.beta_2 ** t)}
+
+
+class RMSprop(Optimizer):
+    """Keras's RMSprop: `v = rho * v + (1 - rho) * g^2`, `var -= lr * g / sqrt(v + epsilon)`.
+
+    `centered` divides by `sqrt(v - a^2 + epsilon)` instead, with `a = rho * a + (1 - rho) * g`; `momentum > 0`
+    accumulates the increments, `m = momentum * m + lr * g / sqrt(...)`, `var -= m`. This is optax's `rmsprop`
+    with `eps_in_sqrt=True` (epsilon under the root, as in Keras), `centered`, and `momentum` as a `trace` of
+    the learning-rate-scaled increments, so no hyperparameter needs transforming.
+
+    >>> var = tf.Variable(10.0)
+    >>> _ = tf.keras.optimizers.RMSprop(learning_rate=0.1).apply_gradients([(tf.constant(10.0), var)])
+    >>> round(float(var), 5)  # 10 - 0.1 * 10 / sqrt(0.1 * 100 + 1e-7)
+    9.68377
+    """
+
+    def __init__(self, learning_rate: Any = 0.001, rho: float = 0.9, momentum: float = 0.0, epsilon: float = 1e-7,
+                 centered: bool = False, **kwargs: Any):
+        self.rho, self.momentum, self.epsilon, self.centered = rho, momentum, epsilon, centered
+        super().__init__(learning_rate, **kwargs)
+
+    def _rule(self, learning_rate: Any) -> optax.GradientTransformation:
+        return optax.rmsprop(learning_rate, decay=self.rho, eps=self.epsilon, eps_in_sqrt=True,
+                             centered=self.centered, momentum=self.momentum if self.momentum > 0 else None)
+
+
+class Adagrad(Optimizer):
+    """Keras's Adagrad: `acc += g^2`, `var -= lr * g / sqrt(acc + epsilon)`, `acc` starting at
+    `initial_accumulator_value`. optax's `adagrad` is the same formula (epsilon under the root; where `acc` is 0
+    the gradient is 0 too, and both give a zero update).
+
+    >>> var = tf.Variable(1.0)
+    >>> _ = tf.keras.optimizers.Adagrad(learning_rate=0.1).apply_gradients([(tf.constant(0.3), var)])
+    >>> round(float(var), 5)  # 1 - 0.1 * 0.3 / sqrt(0.1 + 0.09 + 1e-7)
+    0.93118
+    """
+
+    def __init__(self, learning_rate: Any = 0.001, initial_accumulator_value: float = 0.1, epsilon: float = 1e-7,
+                 **kwargs: Any):
+        self.initial_accumulator_value, self.epsilon = initial_accumulator_value, epsilon
+        super().__init__(learning_rate, **kwargs)
+
+    def _rule(self, learning_rate: Any) -> optax.GradientTransformation:
+        return optax.adagrad(learning_rate, initial_accumulator_value=self.initial_accumulator_value,
+                             eps=self.epsilon)
+
+
+class AdamW(Adam):
+    """Keras's AdamW: decoupled weight decay `var -= lr * weight_decay * var`, then Adam's step (see `Adam`):
+    the base class's `weight_decay`, on by default.
+
+    Differences from TensorFlow: those of `Adam` (Keras's float32 `beta_2` in the bias correction).
+
+    >>> var = tf.Variable(2.0)
+    >>> _ = tf.keras.optimizers.AdamW(learning_rate=0.1, weight_decay=0.5).apply_gradients([(tf.constant(1.0), var)])
+    >>> round(float(var), 5)  # 2 - 0.1 * 0.5 * 2 - 0.1 * 1 / (1 + 1e-7 / sqrt(0.001))
+    1.8
+    """
+
+    def __init__(self, learning_rate: Any = 0.001, weight_decay: float = 0.004, beta_1: float = 0.9,
+                 beta_2: float = 0.999, epsilon: float = 1e-7, amsgrad: bool = False, **kwargs: Any):
+        if weight_decay is None:
+            raise ValueError("Argument `weight_decay` must be a float. Received: weight_decay=None")
+        super().__init__(learning_rate, beta_1=beta_1, beta_2=beta_2, epsilon=epsilon, amsgrad=amsgrad,
+                         weight_decay=weight_decay, **kwargs)
