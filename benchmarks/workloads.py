@@ -76,6 +76,7 @@ def chain_gradient(quick: bool, n_ops: int = 10):
     wj = jnp.asarray(w0)
     impls = {
         "tapejax eager tape": (_chain_tapejax(w, n_ops), block_jax),
+        "tapejax tf.function": (tapejax.function(_chain_tapejax(w, n_ops)), block_jax),
         "jax.jit(jax.grad)": (functools.partial(jitted, wj), block_jax),
     }
     if tensorflow is not None:
@@ -90,6 +91,7 @@ def chain_gradient(quick: bool, n_ops: int = 10):
             return tape.gradient(loss, wt)
 
         impls["TensorFlow eager tape"] = (tf_step, block_numpy)
+        impls["TensorFlow tf.function"] = (tensorflow.function(tf_step), block_numpy)
     targets = [("TensorFlow eager tape", "tapejax eager tape", ">=", 5.0, 2)] if tensorflow is not None else []
     return (f"{n_ops}-op chain + gradient in a loop (shape (64,))", impls, "jax.jit(jax.grad)", targets)
 
@@ -118,6 +120,7 @@ def jacobian(quick: bool, scale: int = 1):
     kj = jnp.asarray(k0)
     impls = {
         "tapejax tape.jacobian": (tape_jacobian, block_jax),
+        "tapejax tf.function": (tapejax.function(tape_jacobian), block_jax),
         "jax.jit(jax.jacrev)": (functools.partial(jitted, kj), block_jax),
     }
     targets = [("tapejax tape.jacobian", "jax.jit(jax.jacrev)", "<=", 1.5, 3)]
@@ -130,6 +133,7 @@ def jacobian(quick: bool, scale: int = 1):
             return tape.jacobian(y, kt)
 
         impls["TensorFlow tape.jacobian"] = (tf_jacobian, block_numpy)
+        impls["TensorFlow tf.function"] = (tensorflow.function(tf_jacobian), block_numpy)
         targets.append(("TensorFlow tape.jacobian", "tapejax tape.jacobian", ">=", 100.0, 3))
     shape = f"[{x0.shape[0]}, {k0.shape[1]}, {k0.shape[0]}, {k0.shape[1]}]"
     return (f"jacobian of a Dense layer w.r.t. its kernel, result {shape}", impls, "jax.jit(jax.jacrev)", targets)
@@ -155,6 +159,7 @@ def batch_jacobian(quick: bool, scale: int = 1):
     xj = jnp.asarray(x0)
     impls = {
         "tapejax tape.batch_jacobian": (tape_batch_jacobian, block_jax),
+        "tapejax tf.function": (tapejax.function(tape_batch_jacobian), block_jax),
         "jax.jit(jax.vmap(jax.jacrev))": (functools.partial(jitted, xj), block_jax),
     }
     targets = [("tapejax tape.batch_jacobian", "jax.jit(jax.vmap(jax.jacrev))", "<=", 1.5, 3)]
@@ -168,6 +173,7 @@ def batch_jacobian(quick: bool, scale: int = 1):
             return tape.batch_jacobian(y, xt)
 
         impls["TensorFlow tape.batch_jacobian"] = (tf_batch_jacobian, block_numpy)
+        impls["TensorFlow tf.function"] = (tensorflow.function(tf_batch_jacobian), block_numpy)
         targets.append(("TensorFlow tape.batch_jacobian", "tapejax tape.batch_jacobian", ">=", 100.0, 3))
     return (f"batch_jacobian through two elu layers, result [{batch}, {n_out}, {n_in}]", impls,
             "jax.jit(jax.vmap(jax.jacrev))", targets)
@@ -181,3 +187,89 @@ WORKLOADS = {
     "batch_jacobian": batch_jacobian,
     "batch_jacobian_10x": functools.partial(batch_jacobian, scale=10),
 }
+
+
+def _mlp_data(sizes: tuple[int, ...], batch: int):
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=(batch, sizes[0])).astype(np.float32)
+    labels = rng.integers(0, sizes[-1], batch)
+    onehot = np.eye(sizes[-1], dtype=np.float32)[labels]
+    params = []
+    for n_in, n_out in zip(sizes[:-1], sizes[1:]):
+        params.append((rng.normal(size=(n_in, n_out)) * np.sqrt(2.0 / n_in)).astype(np.float32))
+        params.append(np.zeros(n_out, np.float32))
+    return x, onehot, params
+
+
+def _mlp_loss(lib, params, x, onehot):
+    """Softmax cross-entropy of a relu MLP, written once for tapejax, TensorFlow and JAX (`lib`)."""
+    relu, log_softmax, total = ((jax.nn.relu, jax.nn.log_softmax, jnp.sum) if lib is jnp
+                                else (lib.nn.relu, lib.nn.log_softmax, lib.reduce_sum))
+    h = x
+    for i in range(0, len(params), 2):
+        h = h @ params[i] + params[i + 1]
+        if i + 2 < len(params):
+            h = relu(h)
+    return -total(onehot * log_softmax(h)) / x.shape[0]
+
+
+def mlp_step(quick: bool):
+    """One Adam training step of an MLP (batch 128, layers 64-256-256-10): forward, tape gradient, update."""
+    import optax
+
+    x0, onehot0, params0 = _mlp_data((64, 256, 256, 10), 128)
+    impls = {}
+    for compiled in (False, True):
+        variables = [tapejax.Variable(p) for p in params0]
+        opt = tapejax.keras.optimizers.Adam(1e-3)
+        x, onehot = tapejax.constant(x0), tapejax.constant(onehot0)
+
+        def step(x, onehot, variables=variables, opt=opt):
+            with tapejax.GradientTape() as tape:
+                loss = _mlp_loss(tapejax, variables, x, onehot)
+            opt.apply_gradients(zip(tape.gradient(loss, variables), variables))
+            return loss
+
+        fn = tapejax.function(step) if compiled else step
+        impls["tapejax tf.function" if compiled else "tapejax eager"] = (functools.partial(fn, x, onehot), block_jax)
+
+    adam = optax.adam(1e-3, eps=1e-7)
+
+    @jax.jit
+    def jax_step(params, state, x, onehot):
+        loss, grads = jax.value_and_grad(lambda p: _mlp_loss(jnp, p, x, onehot))(params)
+        updates, state = adam.update(grads, state, params)
+        return optax.apply_updates(params, updates), state, loss
+
+    holder = {"params": [jnp.asarray(p) for p in params0]}
+    holder["state"] = adam.init(holder["params"])
+    xj, oj = jnp.asarray(x0), jnp.asarray(onehot0)
+
+    def pure_jax():
+        holder["params"], holder["state"], loss = jax_step(holder["params"], holder["state"], xj, oj)
+        return loss
+
+    impls["jax.jit(value_and_grad) + optax"] = (pure_jax, block_jax)
+    targets = [("tapejax tf.function", "jax.jit(value_and_grad) + optax", "<=", 1.1, 7)]
+    if tensorflow is not None:
+        for compiled in (False, True):
+            tvars = [tensorflow.Variable(p) for p in params0]
+            topt = tensorflow.keras.optimizers.Adam(1e-3)
+            xt, ot = tensorflow.constant(x0), tensorflow.constant(onehot0)
+
+            def tf_step(x, onehot, tvars=tvars, topt=topt):
+                with tensorflow.GradientTape() as tape:
+                    loss = _mlp_loss(tensorflow, tvars, x, onehot)
+                topt.apply_gradients(zip(tape.gradient(loss, tvars), tvars))
+                return loss
+
+            fn = tensorflow.function(tf_step) if compiled else tf_step
+            name = "TensorFlow tf.function" if compiled else "TensorFlow eager"
+            impls[name] = (functools.partial(fn, xt, ot), block_numpy)
+        targets += [("tapejax tf.function", "TensorFlow tf.function", "<=", 1.0, 7),
+                    ("TensorFlow eager", "tapejax eager", ">=", 2.0, 7)]
+    return ("MLP training step, Adam (batch 128, layers 64-256-256-10)", impls,
+            "jax.jit(value_and_grad) + optax", targets)
+
+
+WORKLOADS["mlp_step"] = mlp_step
