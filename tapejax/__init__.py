@@ -4,6 +4,7 @@ This module is the `tf` namespace: explicit re-exports only, no logic.
 """
 
 from tapejax import autodiff as autodiff
+from tapejax import autograph as autograph
 from tapejax import config as config
 from tapejax import debugging as debugging
 from tapejax import dtypes as dtypes
@@ -13,6 +14,7 @@ from tapejax import linalg as linalg
 from tapejax import math as math
 from tapejax import nn as nn
 from tapejax import random as random
+from tapejax import signal as signal
 from tapejax._src.dtypes import DType as DType
 from tapejax._src.custom_gradient import custom_gradient as custom_gradient
 from tapejax._src.dtypes import as_dtype as as_dtype
@@ -107,6 +109,11 @@ from tapejax.ops.math import argmax as argmax
 from tapejax.ops.math import argmin as argmin
 from tapejax.ops.math import add_n as add_n
 from tapejax.ops.math import clip_by_norm as clip_by_norm
+from tapejax.ops.math import cumsum as cumsum
+from tapejax.ops.math import scalar_mul as scalar_mul
+from tapejax.ops.math import truncatediv as truncatediv
+from tapejax.ops.math import truncatemod as truncatemod
+from tapejax.ops.math import complex as complex
 from tapejax.ops.array import reshape as reshape
 from tapejax.ops.array import transpose as transpose
 from tapejax.ops.array import squeeze as squeeze
@@ -141,6 +148,7 @@ from tapejax.ops.array import is_tensor as is_tensor
 from tapejax.ops.array import newaxis as newaxis
 from tapejax.ops.linalg import matmul as matmul
 from tapejax.ops.linalg import norm as norm
+from tapejax.ops.linalg import tensordot as tensordot
 from tapejax._src.module import Module as Module
 
 # keras is built on the namespace above (dogfooding), so it comes last.

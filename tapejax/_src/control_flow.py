@@ -27,6 +27,10 @@ _WHILE_NEEDS_BOUND = (
     "pass maximum_iterations=N (the loop then stops at N iterations at most, and its gradient can be computed).")
 
 
+def unbounded_loop_message() -> str:
+    return _WHILE_NEEDS_BOUND
+
+
 # -- capture: a Python body as a pure function of its inputs ---------------------------------------------------
 
 
@@ -297,7 +301,7 @@ def _switch(index: Tensor, fns: Sequence[Callable], name: str) -> Any:
 
 def while_loop(cond: Callable, body: Callable, loop_vars: Any, shape_invariants: Any = None,
                parallel_iterations: int = 10, back_prop: bool = True, swap_memory: bool = False,
-               maximum_iterations: Any = None, name: str | None = None) -> Any:
+               maximum_iterations: Any = None, name: str | None = None, _names: Sequence[str] | None = None) -> Any:
     """Repeats `loop_vars = body(*loop_vars)` while `cond(*loop_vars)` (`tf.while_loop`), at most
     `maximum_iterations` times. Traced, it is `jax.lax.while_loop`; under a tape it needs `maximum_iterations`
     to be reverse-differentiable (it then runs as a masked `jax.lax.scan`)."""
@@ -312,7 +316,7 @@ def while_loop(cond: Callable, body: Callable, loop_vars: Any, shape_invariants:
     structured = jax.tree_util.tree_unflatten(treedef, placeholders)
     cond_body, loop_body = _capture_each(
         [lambda *_: call(cond, structured), lambda *_: call(body, structured)], placeholders, trace)
-    _check_loop_outputs(tensors, loop_body, treedef)
+    _check_loop_outputs(tensors, loop_body, treedef, _names)
     inputs = _inputs([cond_body, loop_body])
     carried = [loop_body.variables[uid] for uid in loop_body.assigned]
     n = len(tensors)
@@ -357,8 +361,21 @@ def while_loop(cond: Callable, body: Callable, loop_vars: Any, shape_invariants:
         return (*final[0], *final[1])
 
     static_bound = bound is not None and not _traced(bound)
-    outs = _run_recorded("control_flow.While", masked_scan if static_bound else forward, tensors,
-                         inputs, carried, has_gradient=static_bound, forward_impl=forward)
+
+    # The loop runs as a while_loop; differentiated (on any tape, inside or outside tf.function), its JVP is the
+    # masked scan's when the trip count is bounded, which JAX can also transpose for reverse mode. Unbounded,
+    # forward mode still works; reverse mode raises the LookupError naming maximum_iterations.
+    @jax.custom_jvp
+    def loop(*flat: Any) -> tuple:
+        return forward(*flat)
+
+    @loop.defjvp
+    def loop_jvp(primals: tuple, tangents: tuple) -> tuple:
+        return jax.jvp(masked_scan if static_bound else forward, primals, tangents)
+
+    if not static_bound:
+        trace.unbounded_loops = True  # a tape outside the function cannot differentiate through it either
+    outs = _run_recorded("control_flow.While", loop, tensors, inputs, carried, has_gradient=static_bound)
     return jax.tree_util.tree_unflatten(treedef, outs)
 
 
@@ -377,18 +394,20 @@ def _python_while(cond: Callable, body: Callable, loop_vars: Any, maximum_iterat
     return loop_vars
 
 
-def _check_loop_outputs(tensors: Sequence[Tensor], loop_body: Body, treedef: Any) -> None:
+def _check_loop_outputs(tensors: Sequence[Tensor], loop_body: Body, treedef: Any,
+                        names: Sequence[str] | None = None) -> None:
     """TF's rule: a loop variable keeps its structure, dtype and shape from one iteration to the next."""
     if len(loop_body.outputs) != len(tensors):
         raise ValueError(f"The body of tf.while_loop must return the structure of loop_vars ({treedef}); it "
                          f"returned {loop_body.treedef}.")
     for i, (t, (shape, dtype)) in enumerate(zip(tensors, loop_body.out_avals)):
+        what = f"'{names[i]}'" if names else f"Loop variable {i}"
         if t._value.dtype != dtype:
-            raise TypeError(f"Loop variable {i} enters the loop with dtype {t.dtype.name}, but has dtype "
+            raise TypeError(f"{what} enters the loop with dtype {t.dtype.name}, but has dtype "
                             f"{dtypes.from_numpy(dtype).name} after one iteration. Cast it in the body "
                             "(tf.cast) so it keeps one dtype.")
         if tuple(t._value.shape) != tuple(shape):
-            raise ValueError(f"Loop variable {i} enters the loop with shape {t.shape}, but has shape "
+            raise ValueError(f"{what} enters the loop with shape {t.shape}, but has shape "
                              f"{TensorShape(shape)} after one iteration. A loop variable must keep its shape "
                              "inside tf.function: pad it to a fixed size, or collect per-iteration values with "
                              "tf.scan or tf.map_fn.")

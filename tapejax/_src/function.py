@@ -23,9 +23,11 @@ from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
 import jax
+import jax.extend
 import numpy as np
 
-from . import dispatch, dtypes, tape as tape_lib
+from . import autograph, dispatch, dtypes, tape as tape_lib
+from .control_flow import unbounded_loop_message as control_flow_message
 from .convert import to_array
 from .module import Module
 from .registry import OpDef
@@ -87,6 +89,7 @@ class _Trace:
     def __init__(self, variables: list[Variable], values: tuple, calls: Any, first: bool):
         self.inputs = {v._uid: v for v in variables}
         self.values: dict[int, Any] = dict(zip(self.inputs, values))
+        self.initial = dict(self.values)  # the variables' values as the step received them
         self.assigned: dict[int, Variable] = {}
         self.discovered: dict[int, Variable] = {}
         self.created = 0
@@ -94,6 +97,7 @@ class _Trace:
         self._calls = calls
         self.used_calls = False
         self.captures: list[Any] = []  # the traced branches and loop bodies being captured (control_flow.py)
+        self.unbounded_loops = False  # a while_loop without maximum_iterations: no reverse mode through it
 
     def read(self, variable: Variable) -> Any:
         uid = variable._uid
@@ -101,6 +105,12 @@ class _Trace:
         if value is None:  # outside the set: this trace is redone with it as an input
             self.discovered[uid] = variable
             value = self.values[uid] = variable._value
+        elif uid in self.assigned and not self.captures and uid in self.initial:
+            # A read after an assignment is a read of the variable, as in TF: its value is the assigned one, its
+            # derivative that of the variable's input (state stops gradients, DESIGN invariant 2, also for a
+            # tape outside the compiled call).
+            initial = self.initial[uid]
+            value = jax.lax.stop_gradient(value) + (initial - jax.lax.stop_gradient(initial))
         return value
 
     def assign(self, variable: Variable, value: Any, tid: int = 0) -> None:
@@ -208,13 +218,15 @@ class ConcreteFunction:
         self._jitted = jax.jit(self._pure)
         self._opdef: OpDef | None = None
         self.symbolic = False
+        self.reverse_ok = True
+        self.used: tuple[bool, ...] | None = None  # per flat input: whether the step reads it at all
 
     def _pure(self, tensor_vals: tuple, var_vals: tuple, calls: Any) -> tuple:
         trace = _Trace(self.variables, var_vals, calls, self.first)
         with _tracing(trace, fold_constants=not self.symbolic):
             args, kwargs = self.template.rebuild(tensor_vals)
             self.function._tracing_count += 1
-            result = self.function._python_function(*args, **kwargs)
+            result = self.function._traced_function()(*args, **kwargs)
             leaves, treedef = jax.tree_util.tree_flatten(result, is_leaf=_is_leaf)
             outs, is_tensor, python = [], [], []
             for leaf in leaves:
@@ -232,13 +244,14 @@ class ConcreteFunction:
         self.discovered = trace.discovered
         self.used_calls = trace.used_calls
         self.created = trace.created
+        self.reverse_ok = not trace.unbounded_loops
         return tuple(outs), tuple(trace.values[v._uid] for v in self.assigned)
 
     def trace(self, tensor_vals: tuple, var_vals: tuple, calls: Any, symbolic: tuple | None = None) -> None:
         """Traces the Python function once; with `symbolic` argument shapes (an input_signature's None
         dimensions), through `jax.export`, so one trace serves every size, compiled per size by `jax.jit`."""
         if symbolic is None:
-            self._jitted.trace(tensor_vals, var_vals, calls)
+            self.used = _live_inputs(self._jitted.trace(tensor_vals, var_vals, calls).jaxpr.jaxpr)
             return
         self.symbolic = True
         specs = (symbolic, tuple(jax.ShapeDtypeStruct(v.shape, v.dtype) for v in var_vals),
@@ -266,7 +279,9 @@ class ConcreteFunction:
                 outs, new_vals = self._jitted(flat[:n_args], flat[n_args:n_args + n_vars], flat[-1])
                 return (*outs, *new_vals)
 
-            self._opdef = OpDef(f"function.{self.function.__name__}", impl, op_type="PartitionedCall", jit=False)
+            self._opdef = OpDef(f"function.{self.function.__name__}", impl, op_type="PartitionedCall", jit=False,
+                                has_gradient=self.reverse_ok, no_gradient="" if self.reverse_ok else
+                                control_flow_message())
         return self._opdef
 
 
@@ -338,7 +353,8 @@ class Function:
         self._variables: dict[int, Variable] = {}  # uid -> variable: the inputs of every later trace
         self._traced_once = False
         self._tracing_count = 0
-        self._calls = 0
+        self._calls = 0  # the call number random ops fold into their keys
+        self._seed_epoch = _SEED_EPOCH[0]
         self._bound: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self._symbolic = self._input_signature is not None and any(
             not s.shape.is_fully_defined() for s in _flat_specs(self._input_signature))
@@ -346,6 +362,10 @@ class Function:
     @property
     def python_function(self) -> Callable:
         return self._python_function
+
+    def _traced_function(self) -> Callable:
+        """What a trace runs: the function converted by AutoGraph (autograph=True, TF's default), or as written."""
+        return autograph.convert(self._python_function) if self._autograph else self._python_function
 
     @property
     def input_signature(self) -> tuple | None:
@@ -410,11 +430,14 @@ class Function:
 
     def _check_signature(self, args: tuple, kwargs: dict) -> tuple:
         signature = self._input_signature
-        flat_specs = _flat_specs(signature)
-        flat_args, treedef = jax.tree_util.tree_flatten(args, is_leaf=_is_leaf)
-        if len(flat_args) != len(flat_specs) or kwargs:
+        flat_specs, treedef = jax.tree_util.tree_flatten(signature, is_leaf=lambda s: isinstance(s, TensorSpec))
+        try:  # each spec takes one argument, which may be a nested Python list (converted to one tensor)
+            if kwargs:
+                raise ValueError
+            flat_args = treedef.flatten_up_to(tuple(args))
+        except (ValueError, TypeError):
             raise TypeError(f"tf.function takes {len(flat_specs)} argument(s) by its input_signature "
-                            f"{signature}; got args {args} and kwargs {kwargs}.")
+                            f"{signature}; got args {args} and kwargs {kwargs}.") from None
         bound = []
         for value, spec in zip(flat_args, flat_specs):
             tensor = value if isinstance(value, Tensor) else None
@@ -442,6 +465,7 @@ class Function:
             except Exception as e:
                 if symbolic is None or type(e).__name__ != "InconclusiveDimensionOperation":
                     raise
+                self._tracing_count -= 1  # that trace was abandoned, not kept
                 # the step needs a concrete size somewhere: trace per size instead, as XLA compiles anyway
                 self._symbolic, symbolic = False, None
                 template = template._replace(key=(*template.key[:2], tuple((v.shape, v.dtype) for v in tensor_vals)))
@@ -456,6 +480,8 @@ class Function:
                            "its first call.")
 
     def _run(self, concrete: ConcreteFunction, template: _Template, tensors: list[Tensor]) -> Any:
+        if self._seed_epoch != _SEED_EPOCH[0]:  # tf.random.set_seed restarts the sequence of every function
+            self._seed_epoch, self._calls = _SEED_EPOCH[0], 0
         calls = jax.numpy.asarray(self._calls, np.uint32) if concrete.used_calls else _NO_CALLS
         self._calls += 1
         tapes = tape_lib.STACK.tapes
@@ -471,12 +497,29 @@ class Function:
         results = tuple(EagerTensor(o) for o in outs)
         written = tuple(EagerTensor(v._value) for v in concrete.assigned)
         in_tids = (*(t._tid for t in tensors), *(tid for tid, _ in reads), new_tid())
+        if concrete.used is not None:  # an input the step never reads is not connected: its gradient is None
+            in_tids = tuple(t if used else new_tid() for t, used in zip(in_tids, concrete.used))
         dispatch.record(tapes, concrete.opdef(), (), in_tids, (*tensor_vals, *var_vals, calls),
                         results + written, True)
         return concrete.structure(results)
 
 
+def _live_inputs(jaxpr: Any) -> tuple[bool, ...]:
+    """Per input of a jaxpr, whether an output (or an effect, like tf.print) depends on it: backwards liveness."""
+    live = {v for v in jaxpr.outvars if not isinstance(v, jax.extend.core.Literal)}
+    for eqn in reversed(jaxpr.eqns):
+        if eqn.effects or any(v in live for v in eqn.outvars):
+            live.update(v for v in eqn.invars if not isinstance(v, jax.extend.core.Literal))
+    return tuple(v in live for v in jaxpr.invars)
+
+
 _NO_CALLS = jax.numpy.asarray(0, np.uint32)
+_SEED_EPOCH = [0]  # bumped by tf.random.set_seed
+
+
+def new_seed_epoch() -> None:
+    """Called by tf.random.set_seed: compiled functions draw their sequence from its start again, as in TF."""
+    _SEED_EPOCH[0] += 1
 
 
 def _flat_specs(signature: tuple) -> list[TensorSpec]:
@@ -509,23 +552,31 @@ def function(func: Callable | None = None, input_signature: Any = None, autograp
 
 def _reachable_variables(fn: Callable, tensors: list, template: _Template) -> dict[int, Variable]:
     """Variables the step can see without running it: in its arguments, its bound object, its closure and the
-    globals its code names. Only tf.Modules, variables and plain containers are walked, never other objects."""
+    globals its code names, and so on through the user functions it names (a few levels deep). Only
+    tf.Modules, variables, plain containers and user functions are walked, never other objects."""
     found: dict[int, Variable] = {}
     roots: list[Any] = [s.value for s in template.statics if isinstance(s, _Static)]
-    target = fn
-    if isinstance(target, types.MethodType):
-        roots.append(target.__self__)
-        target = target.__func__
-    target = inspect.unwrap(target)
-    code = getattr(target, "__code__", None)
-    if code is not None:
-        roots.extend(cell.cell_contents for cell in (target.__closure__ or ()) if _cell_full(cell))
-        names = set(code.co_names)
-        for const in code.co_consts:  # names used by nested functions and comprehensions
-            if isinstance(const, types.CodeType):
-                names.update(const.co_names)
-        globals_ = getattr(target, "__globals__", {})
-        roots.extend(globals_[n] for n in names if n in globals_)
+    functions: list[Any] = [fn]
+    seen: set[int] = set()
+    for _ in range(3):  # the step, the helpers it calls, theirs
+        next_functions: list[Any] = []
+        for f in functions:
+            if isinstance(f, types.MethodType):
+                roots.append(f.__self__)
+                f = f.__func__
+            f = inspect.unwrap(f)
+            if not isinstance(f, types.FunctionType) or id(f) in seen or not autograph.is_user_code(f):
+                continue
+            seen.add(id(f))
+            named = [cell.cell_contents for cell in (f.__closure__ or ()) if _cell_full(cell)]
+            names = set(f.__code__.co_names)
+            for const in f.__code__.co_consts:  # names used by nested functions and comprehensions
+                if isinstance(const, types.CodeType):
+                    names.update(const.co_names)
+            named.extend(f.__globals__[n] for n in names if n in f.__globals__)
+            roots.extend(named)
+            next_functions.extend(x for x in named if isinstance(x, types.FunctionType | types.MethodType))
+        functions = next_functions
     for root in roots:
         _collect(root, found, depth=3)
     return found

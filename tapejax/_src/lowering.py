@@ -65,8 +65,12 @@ class Slice(NamedTuple):
     step_inputs: tuple[tuple[Any, ...], ...]  # each step's recorded input values (residuals for sweep.py)
 
 
-def slice_trace(entries: Sequence[TapeEntry], leaf_tids: Sequence[int], target_tids: Sequence[int]) -> Slice:
+def slice_trace(entries: Sequence[TapeEntry], leaf_tids: Sequence[int], target_tids: Sequence[int],
+                reverse: bool = True) -> Slice:
     """The part of `entries` through which `target_tids` depend on `leaf_tids`, as a Program.
+
+    With `reverse` (every differentiation but forward mode), an op without a gradient on the path raises TF's
+    LookupError.
 
     This runs on every differentiation call, so it is written for speed: set operations in C, no generators.
     """
@@ -115,7 +119,7 @@ def slice_trace(entries: Sequence[TapeEntry], leaf_tids: Sequence[int], target_t
     n_slots = base + len(baked)
     lookup = slot.__getitem__
     for e in kept:
-        if not e.op.has_gradient:
+        if reverse and not e.op.has_gradient:
             raise LookupError(e.op.no_gradient or errors.NO_GRADIENT_REGISTERED.format(op_type=e.op.op_type))
         ins = tuple(map(lookup, e.in_tids))
         adds = ()

@@ -53,7 +53,8 @@ class Problem:
                 leaf_values[s._tid] = s._value
             else:
                 raise TypeError(errors.SOURCE_NON_TENSOR.format(type_name=type(s).__name__, value=s))
-        self.slice = lowering.slice_trace(tape.entries, [t for g in leaves for t in g], target_tids)
+        self.slice = lowering.slice_trace(tape.entries, [t for g in leaves for t in g], target_tids,
+                                          reverse=method != "jvp")
         slot = {t: i for i, t in enumerate(self.slice.leaf_tids)}
         self.groups = [tuple(slot[t] for t in g if t in slot) for g in leaves]
         self.connected = [k for k, g in enumerate(self.groups) if g]

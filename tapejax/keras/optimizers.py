@@ -89,6 +89,12 @@ class Optimizer:
         self.iterations.assign_add(1)
         return self.iterations
 
+    def build(self, var_list: list[tf.Variable]) -> None:
+        """Creates the state of each variable now (Keras 3), rather than on the first `apply_gradients`: a
+        `tf.function` step then creates no variables on its first call, and is traced once."""
+        for variable in var_list:
+            self._state(variable)
+
     def minimize(self, loss: Any, var_list: list[tf.Variable], tape: tf.GradientTape | None = None) -> tf.Variable:
         """Computes the gradients of `loss` on `tape` and applies them."""
         if tape is None:

@@ -14,7 +14,7 @@ from typing import Any
 import jax
 import numpy as np
 
-from tapejax._src import dtypes
+from tapejax._src import dtypes, function
 from tapejax._src.registry import op
 from tapejax._src.tensor import EagerTensor, OPERATORS, Tensor
 from tapejax._src.variable import OVERRIDES
@@ -38,6 +38,7 @@ def set_seed(seed: int | None) -> None:
     _STATE.global_seed = None if seed is None else int(seed)
     _STATE.counter = 0
     _STATE.calls = {}
+    function.new_seed_epoch()
 
 
 def next_key(seed: int | None = None) -> jax.Array:

@@ -11,8 +11,8 @@ ROOT = pathlib.Path(tapejax.__file__).parent
 # Each module may import only modules listed before it (DESIGN/STYLE layering, adapted: see docs/design.md).
 ORDER = ["dtypes", "errors", "logs", "tensor", "convert", "tape", "variable", "dispatch", "registry", "lowering",
          "transforms", "sweep", "problem", "debugging",
-         "gradient_tape", "forward", "custom_gradient", "module", "function",
-         "control_flow", "printing"]
+         "gradient_tape", "forward", "custom_gradient", "module", "control_flow",
+         "autograph", "function", "printing"]
 
 
 def _runtime_nodes(tree: ast.AST):
