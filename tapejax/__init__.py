@@ -52,6 +52,7 @@ from tapejax._src.gradient_tape import GradientTape as GradientTape
 from tapejax._src.gradient_tape import UnconnectedGradients as UnconnectedGradients
 from tapejax._src.gradient_tape import gradients as gradients
 from tapejax._src.logs import get_logger as get_logger
+from tapejax.runner import install_as_tensorflow as install_as_tensorflow
 from tapejax._src.printing import print_ as print  # noqa: A001, F401 (TF's name)
 from tapejax._src.tensor import Tensor as Tensor
 from tapejax._src.tensor import TensorShape as TensorShape
@@ -153,3 +154,7 @@ from tapejax._src.module import Module as Module
 
 # keras is built on the namespace above (dogfooding), so it comes last.
 from tapejax import keras as keras  # noqa: E402
+
+from tapejax._src.errors import missing_symbols as _missing_symbols  # noqa: E402
+
+__getattr__ = _missing_symbols("tf")

@@ -18,3 +18,7 @@ from tapejax._src.errors import UnavailableError as UnavailableError
 from tapejax._src.errors import DataLossError as DataLossError
 from tapejax._src.errors import UnauthenticatedError as UnauthenticatedError
 from tapejax._src.errors import OperatorNotAllowedInGraphError as OperatorNotAllowedInGraphError
+
+from tapejax._src.errors import missing_symbols as _missing_symbols  # noqa: E402
+
+__getattr__ = _missing_symbols("tf.errors")
