@@ -14,8 +14,15 @@ import sys
 import jax
 import numpy as np
 
+from benchmarks import plots
+from benchmarks.costs import WORKLOADS as COST_WORKLOADS
+from benchmarks.costs import tape_memory
 from benchmarks.harness import time_interleaved
-from benchmarks.workloads import WORKLOADS, tensorflow
+from benchmarks.second_order import WORKLOADS as SECOND_ORDER_WORKLOADS
+from benchmarks.workloads import WORKLOADS as FIRST_ORDER_WORKLOADS
+from benchmarks.workloads import tensorflow
+
+WORKLOADS = {**FIRST_ORDER_WORKLOADS, **SECOND_ORDER_WORKLOADS, **COST_WORKLOADS}
 
 
 def _versions() -> str:
@@ -38,15 +45,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--output", default=str(pathlib.Path(__file__).with_name("results.md")))
     args = parser.parse_args(argv)
     budget_s, repeats = (0.002, 2) if args.quick else (0.02, 21)
+    warmup = 1 if args.quick else 3
 
     lines = ["| workload | implementation | median per call | ratio to baseline |", "|---|---|---:|---:|"]
-    warmup = 1 if args.quick else 3
     target_lines = []
+    measured: dict[str, tuple[str, dict[str, float]]] = {}
     for name, make in WORKLOADS.items():
         if args.only and name not in args.only:
             continue
-        description, impls, baseline, targets = make(args.quick)
-        medians = time_interleaved(impls, budget_s, repeats, warmup)
+        description, impls, baseline, targets, *rest = make(args.quick)
+        options = rest[0] if rest else {}
+        medians = time_interleaved(impls, budget_s, options.get("repeats", repeats), options.get("warmup", warmup))
+        measured[name] = (description, medians)
         for label, median in medians.items():
             ratio = median / medians[baseline]
             lines.append(f"| {description} | {label} | {median:,.1f} us | {ratio:.2f}x |")
@@ -54,10 +64,15 @@ def main(argv: list[str] | None = None) -> int:
             ratio = medians[numerator] / medians[denominator]
             target_lines.append(f"- {description}: {numerator} / {denominator} = {ratio:.2f}, target {op} {bound} "
                                 f"(issue #{issue}): {_check(ratio, op, bound)}")
-    text = "\n".join([f"Measured with {_versions()}.", "", *lines, "", "Targets:", *target_lines, ""])
+    memory = tape_memory(args.quick) if not args.only or "tape_memory" in args.only else []
+    text = "\n".join([f"Measured with {_versions()}.", "", *lines, "", "Targets:", *target_lines, "",
+                      *(["Memory held by a persistent tape (`h = tanh(h @ w)`, h [128, 256]):", "", *memory, ""]
+                        if memory else [])])
     print(text)
     if not args.quick:
         pathlib.Path(args.output).write_text(text)
+        for path in plots.write(measured, pathlib.Path(args.output).with_name("plots")):
+            print(f"wrote {path}")
     return 0
 
 

@@ -228,7 +228,13 @@ def _converted_tree(fn: types.FunctionType) -> tuple[ast.Module, int]:
     if any(isinstance(n, ast.Name) and n.id == "super" for n in ast.walk(node)) or any(
             isinstance(n, ast.Yield | ast.YieldFrom | ast.Global | ast.Nonlocal | ast.Await) for n in ast.walk(node)):
         raise _Unsupported(fn)  # these depend on the function's own frame or scope: run it as written
-    node.decorator_list = []
+    # Defaults and annotations would be evaluated where the converted function is defined, away from the names
+    # they use: the converted function takes the original's defaults instead (see _convert).
+    node.decorator_list, node.returns = [], None
+    node.args.defaults, node.args.kw_defaults = [], [None] * len(node.args.kwonlyargs)
+    for arg in [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs, node.args.vararg, node.args.kwarg]:
+        if arg is not None:
+            arg.annotation = None
     node = _Converter(first - 1).visit_function(node)
     free = list(fn.__code__.co_freevars)
     factory = ast.FunctionDef(
