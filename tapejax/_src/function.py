@@ -553,7 +553,8 @@ def function(func: Callable | None = None, input_signature: Any = None, autograp
 def _reachable_variables(fn: Callable, tensors: list, template: _Template) -> dict[int, Variable]:
     """Variables the step can see without running it: in its arguments, its bound object, its closure and the
     globals its code names, and so on through the user functions it names (a few levels deep). Only
-    tf.Modules, variables, plain containers and user functions are walked, never other objects."""
+    variables, plain containers, user functions and tapejax's holders of variables (tf.Module, optimizers) are
+    walked, never other objects."""
     found: dict[int, Variable] = {}
     roots: list[Any] = [s.value for s in template.statics if isinstance(s, _Static)]
     functions: list[Any] = [fn]
@@ -593,8 +594,9 @@ def _cell_full(cell: Any) -> bool:
 def _collect(obj: Any, found: dict[int, Variable], depth: int) -> None:
     if isinstance(obj, Variable):
         found.setdefault(obj._uid, obj)
-    elif isinstance(obj, Module):
-        for v in obj.variables:
+    elif isinstance(obj, Module) or (type(obj).__module__.startswith("tapejax.")
+                                     and isinstance(getattr(type(obj), "variables", None), property)):
+        for v in obj.variables:  # tf.Modules, and tapejax's other holders of variables (Keras optimizers)
             found.setdefault(v._uid, v)
     elif depth and isinstance(obj, list | tuple):
         for x in obj:
