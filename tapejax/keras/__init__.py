@@ -4,5 +4,9 @@ from tapejax.keras import activations as activations
 from tapejax.keras import initializers as initializers
 from tapejax.keras import layers as layers
 from tapejax.keras import losses as losses
+from tapejax.keras import models as models
 from tapejax.keras import optimizers as optimizers
-from tapejax.keras.layers import Sequential as Sequential
+from tapejax.keras.layers import Input as Input
+from tapejax.keras.layers import InputLayer as InputLayer
+from tapejax.keras.models import Model as Model
+from tapejax.keras.models import Sequential as Sequential

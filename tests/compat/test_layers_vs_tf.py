@@ -98,6 +98,145 @@ def test_dropout_scales_what_it_keeps_and_is_seeded():
     np.testing.assert_array_equal(layer(x, training=False).numpy(), x.numpy())
 
 
+# Models and summary(): every layer and model is named, so the texts do not depend on the name counters. The
+# models share shapes with each other and with tests/unit/test_keras_models.py (3 -> 4 -> 2, batches of 2; the CNN
+# takes the convolution tests' input), so that tapejax compiles each op once.
+
+def _summary_text(model):
+    out = []
+    model.summary(print_fn=out.append)
+    return out[0]
+
+
+def _paths(model):
+    return [getattr(v, "path", None) or v.name.removesuffix(":0") for v in model.weights]
+
+
+def _small_sequential(tf):
+    layers = tf.keras.layers
+    return tf.keras.Sequential([
+        tf.keras.Input(shape=(1, 3)), layers.Flatten(name="flat"), layers.Dense(4, activation="relu", name="hidden"),
+        layers.BatchNormalization(name="norm"), layers.Dropout(0.2, name="drop"), layers.Dense(2, name="logits"),
+    ], name="small_sequential")
+
+
+def _subclassed_model(tf):
+    layers = tf.keras.layers
+
+    class Tower(tf.keras.Model):
+        def __init__(self):
+            super().__init__(name="tower")
+            self.stem = layers.Dense(4, activation="tanh", name="stem")
+            self.blocks = [layers.Dense(4, name="block_with_a_rather_long_name"), layers.LayerNormalization(name="ln")]
+            self.head = layers.Dense(2, name="head")
+
+        def call(self, inputs, training=None):
+            x = self.stem(inputs)
+            for block in self.blocks:
+                x = block(x)
+            return self.head(x)
+
+    return Tower()
+
+
+def _conv_sequential(tf):
+    layers = tf.keras.layers
+    return tf.keras.Sequential([
+        tf.keras.Input(shape=(7, 8, 3)), layers.Conv2D(4, 3, activation="relu", name="conv"),
+        layers.MaxPooling2D(name="max_pool"), layers.Conv2D(4, 2, strides=2, padding="same", name="strided_conv"),
+        layers.AveragePooling2D(2, padding="same", name="avg_pool"), layers.GlobalAveragePooling2D(name="gap"),
+        layers.Dense(2, name="logits"),
+    ], name="small_cnn")
+
+
+def _functional_model(tf):
+    layers = tf.keras.layers
+    inputs = tf.keras.Input(shape=(3,), name="features")
+    hidden = layers.Dense(4, name="hidden")(inputs)
+    return tf.keras.Model(inputs=inputs, outputs=[layers.Dense(2, name="score")(hidden),
+                                                  layers.Dense(4, name="logits")(inputs)], name="two_heads")
+
+
+@pytest.mark.parametrize("make, call_shape", [
+    (_small_sequential, None), (_subclassed_model, (2, 3)), (_functional_model, None), (_conv_sequential, None),
+    (lambda tf: tf.keras.Sequential([tf.keras.layers.Dense(4, name="a"), tf.keras.layers.Dropout(0.1, name="b")],
+                                    name="unbuilt"), None),
+], ids=["Sequential with Input", "subclassed after one call", "functional, two outputs", "CNN", "unbuilt Sequential"])
+def test_summary_text_and_weights_agree_with_tensorflow(make, call_shape):
+    models = {}
+    for tf in (tf_real, tapejax):
+        model = make(tf)
+        if call_shape is not None:
+            model(np.ones(call_shape, np.float32))
+        models[tf] = model
+    assert _summary_text(models[tapejax]) == _summary_text(models[tf_real])
+    assert [layer.name for layer in models[tapejax].layers] == [layer.name for layer in models[tf_real].layers]
+    assert _paths(models[tapejax]) == _paths(models[tf_real])
+    for attribute in ("trainable_weights", "non_trainable_weights"):
+        assert [w.shape for w in getattr(models[tapejax], attribute)] == [
+            tuple(w.shape) for w in getattr(models[tf_real], attribute)]
+    if models[tf_real].built:
+        assert models[tapejax].count_params() == models[tf_real].count_params()
+
+
+@pytest.mark.parametrize("make, input_shape", [(_small_sequential, (2, 1, 3)), (_conv_sequential, (2, 7, 8, 3))],
+                         ids=["MLP", "CNN"])
+def test_models_compute_what_tensorflow_computes_from_the_same_weights(make, input_shape):
+    x0 = np.random.default_rng(6).normal(size=input_shape).astype(np.float32)
+    models = {tf: make(tf) for tf in (tf_real, tapejax)}
+    _copy_weights(models[tf_real], models[tapejax])
+    for model in models.values():
+        for layer in model.layers:
+            if hasattr(layer, "rate"):
+                layer.rate = 0.0  # Dropout's random masks differ; training=True still reaches BatchNormalization
+    results = []
+    for tf in (tf_real, tapejax):
+        x = tf.constant(x0)
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = models[tf](x, training=True)
+            loss = tf.reduce_sum(y * y)
+        grads = tape.gradient(loss, [x] + list(models[tf].trainable_variables))
+        results.append([y.numpy()] + [g.numpy() for g in grads])
+    for got, expected in zip(results[1], results[0]):
+        np.testing.assert_allclose(got, expected, rtol=1e-3, atol=1e-4)
+
+
+CONVOLUTION_AND_POOLING = [
+    ("Conv2D", {"filters": 4, "kernel_size": 3}),
+    ("Conv2D", {"filters": 4, "kernel_size": 3, "strides": 2, "padding": "same", "activation": "relu"}),
+    ("Conv2D", {"filters": 4, "kernel_size": 3, "dilation_rate": 2, "padding": "same", "use_bias": False}),
+    ("Conv2D", {"filters": 4, "kernel_size": (3, 2), "strides": (2, 1), "data_format": "channels_first"}),
+    ("MaxPooling2D", {}),
+    ("MaxPooling2D", {"pool_size": 3, "strides": 2, "padding": "same"}),
+    ("AveragePooling2D", {"pool_size": (2, 3), "strides": 1}),
+    ("AveragePooling2D", {"pool_size": 3, "strides": 2, "padding": "same"}),
+    ("GlobalAveragePooling2D", {"keepdims": True}),
+]
+
+
+@pytest.mark.parametrize("name, kwargs", CONVOLUTION_AND_POOLING, ids=lambda v: str(v))
+def test_convolution_and_pooling_agree_with_tensorflow(name, kwargs):
+    shape = (2, 3, 7, 8) if kwargs.get("data_format") == "channels_first" else (2, 7, 8, 3)
+    x0 = np.random.default_rng(7).normal(size=shape).astype(np.float32)
+    layers = {tf: getattr(tf.keras.layers, name)(**kwargs) for tf in (tf_real, tapejax)}
+    for tf, layer in layers.items():
+        layer(tf.constant(x0))
+    _copy_weights(layers[tf_real], layers[tapejax])
+    results = []
+    for tf, layer in layers.items():
+        x = tf.constant(x0)
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = layer(x)
+            loss = tf.reduce_sum(y * tf.sin(y))
+        grads = tape.gradient(loss, [x] + list(layer.trainable_variables))
+        results.append([y.numpy()] + [g.numpy() for g in grads])
+    assert [r.shape for r in results[1]] == [r.shape for r in results[0]]
+    for got, expected in zip(results[1], results[0]):
+        np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5)
+
+
 LOSSES = [
     ("MeanSquaredError", {}, "regression"),
     ("MeanAbsoluteError", {}, "regression"),
