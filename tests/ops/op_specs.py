@@ -84,6 +84,10 @@ class Spec:
         float32 ("InvalidArgumentError" from the kernel, "TypeError" from a Python-level check), or "" where TF
         converts and computes. Only looked at for rows with two or more float arguments.
       rtol, atol: float32 tolerances of the forward comparison with the reference.
+      grad_order: the order to which `jax.test_util.check_grads` holds the row's JAX derivatives to finite
+        differences: 1 for rows whose derivatives are TF's rather than the true ones beyond that (TF's moments
+        stops the gradient through the mean inside the variance; its softmax cross-entropy takes
+        softmax - labels as the logits' gradient, exact for labels that sum to one only).
     """
 
     args: Callable[[np.random.Generator], tuple[np.ndarray, ...]]
@@ -98,6 +102,7 @@ class Spec:
     mixed: str = "InvalidArgumentError"
     rtol: float = 1e-5
     atol: float = 1e-6
+    grad_order: int = 2
 
 
 def rng_for(case_id: str) -> np.random.Generator:
@@ -512,6 +517,441 @@ EXTRA_CASES: list[tuple[str, str, Spec]] = [
 ]
 
 
+# -- tf.nn: convolutions, pooling, bias ---------------------------------------------------------------------
+# References by loops over filter taps and windows, in float64, channels last (channels-first inputs are moved
+# there and back). Their window arguments are read the way TF documents them, independently of tapejax's code:
+# one value for every spatial dimension, one per spatial dimension, or one per input dimension.
+
+
+def _spatial_arg(value: Any, n: int, channels_first: bool) -> tuple[int, ...]:
+    """strides / dilations / ksize for the n spatial dimensions."""
+    if value is None:
+        return (1,) * n
+    values = [value] if isinstance(value, int) else list(value)
+    if len(values) == 1:
+        return tuple(values) * n
+    if len(values) == n:
+        return tuple(values)
+    return tuple(values[2:] if channels_first else values[1:-1])
+
+
+def _spatial_pads(sizes: tuple[int, ...], windows: tuple[int, ...], strides: tuple[int, ...], padding: Any,
+                  channels_first: bool) -> list[tuple[int, int]]:
+    """"VALID": none; "SAME": ceil(size / stride) outputs, the odd padding after; or TF's explicit pairs."""
+    if padding == "VALID":
+        return [(0, 0)] * len(sizes)
+    if padding == "SAME":
+        pads = []
+        for size, k, s in zip(sizes, windows, strides):
+            total = max((math.ceil(size / s) - 1) * s + k - size, 0)
+            pads.append((total // 2, total - total // 2))
+        return pads
+    pairs = [tuple(p) for p in padding]
+    return pairs[2:] if channels_first else pairs[1:-1]
+
+
+def _channels_last(x: np.ndarray, n: int, channels_first: bool) -> np.ndarray:
+    return np.moveaxis(x, x.ndim - n - 1, -1) if channels_first else x
+
+
+def _channels_back(y: np.ndarray, n: int, channels_first: bool) -> np.ndarray:
+    return np.moveaxis(y, -1, y.ndim - n - 1) if channels_first else y
+
+
+def conv_ref(x, f, strides, padding, data_format=None, dilations=None):
+    """TF's n-D convolution (n = filter rank - 2), grouped when the input has k times the filter's input channels;
+    dimensions before the last n + 1 are batch dimensions."""
+    n = f.ndim - 2
+    channels_first = data_format is not None and data_format.startswith("NC")
+    y = _channels_last(x, n, channels_first).astype(np.float64)
+    batch = y.shape[:-n - 1]
+    y = y.reshape((-1, *y.shape[-n - 1:]))
+    s, d = _spatial_arg(strides, n, channels_first), _spatial_arg(dilations, n, channels_first)
+    windows = tuple((f.shape[i] - 1) * d[i] + 1 for i in range(n))
+    pads = _spatial_pads(y.shape[1:-1], windows, s, padding, channels_first)
+    y = np.pad(y, [(0, 0), *pads, (0, 0)])
+    out_sizes = [(y.shape[1 + i] - windows[i]) // s[i] + 1 for i in range(n)]
+    groups, c_in, c_out = y.shape[-1] // f.shape[-2], f.shape[-2], f.shape[-1] // (y.shape[-1] // f.shape[-2])
+    out = np.zeros((y.shape[0], *out_sizes, f.shape[-1]))
+    for tap in np.ndindex(*f.shape[:n]):
+        rows = tuple(slice(tap[i] * d[i], tap[i] * d[i] + (out_sizes[i] - 1) * s[i] + 1, s[i]) for i in range(n))
+        patch = y[(slice(None), *rows)]
+        for g in range(groups):
+            out[..., g * c_out:(g + 1) * c_out] += (patch[..., g * c_in:(g + 1) * c_in]
+                                                   @ f[tap][:, g * c_out:(g + 1) * c_out])
+    out = out.reshape((*batch, *out.shape[1:]))
+    return _channels_back(out, n, channels_first).astype(x.dtype)
+
+
+def conv1d_ref(x, f, stride, padding, data_format="NWC", dilations=None):
+    return conv_ref(x, f, stride, padding, data_format, dilations)
+
+
+def conv3d_ref(x, f, strides, padding, data_format="NDHWC", dilations=None):
+    return conv_ref(x, f, strides, padding, data_format, dilations)
+
+
+def depthwise_conv2d_ref(x, f, strides, padding, data_format=None, dilations=None):
+    """Input channel c meets filter[:, :, c, m] alone, for output channel c * multiplier + m."""
+    channels_first = data_format is not None and data_format.startswith("NC")
+    y = _channels_last(x, 2, channels_first)
+    depth, multiplier = f.shape[2:]
+    if not isinstance(padding, str):  # explicit pairs, in channels-last order
+        padding = [(0, 0), *_spatial_pads((), (), (), padding, channels_first), (0, 0)]
+    strides = _spatial_arg(strides, 2, channels_first)
+    outs = [conv_ref(y[..., c:c + 1], f[:, :, c:c + 1, m:m + 1], strides, padding, None, dilations)
+            for c in range(depth) for m in range(multiplier)]
+    return _channels_back(np.concatenate(outs, axis=-1), 2, channels_first)
+
+
+def conv2d_transpose_ref(x, f, output_shape, strides, padding="SAME", data_format="NHWC", dilations=None):
+    """The adjoint of conv2d from `output_shape`: each input element scatters x[n, i, j] @ f[a, b].T into the
+    output at (i * stride + a * dilation, j * stride + b * dilation), less the forward padding."""
+    channels_first = data_format.startswith("NC")
+    y = _channels_last(x, 2, channels_first).astype(np.float64)
+    sizes = list(output_shape)
+    spatial = sizes if len(sizes) == 2 else (sizes[2:] if channels_first else sizes[1:3])
+    s, d = _spatial_arg(strides, 2, channels_first), _spatial_arg(dilations, 2, channels_first)
+    windows = tuple((f.shape[i] - 1) * d[i] + 1 for i in range(2))
+    pads = _spatial_pads(tuple(spatial), windows, s, padding, channels_first)
+    out = np.zeros((y.shape[0], spatial[0] + sum(pads[0]), spatial[1] + sum(pads[1]), f.shape[2]))
+    for i, j in np.ndindex(*y.shape[1:3]):
+        for a, b in np.ndindex(*f.shape[:2]):
+            out[:, i * s[0] + a * d[0], j * s[1] + b * d[1]] += y[:, i, j] @ f[a, b].T
+    out = out[:, pads[0][0]:pads[0][0] + spatial[0], pads[1][0]:pads[1][0] + spatial[1]]
+    return _channels_back(out, 2, channels_first).astype(x.dtype)
+
+
+def pool_ref(kind: str, n: int | None = None) -> Callable[..., np.ndarray]:
+    """TF's max or average pooling (n spatial dimensions, or x.ndim - 2): padding never wins a max, and an
+    average covers the input elements of its window only (TF's AvgPool with "SAME" divides by their count)."""
+
+    def ref(x, ksize, strides, padding, data_format=None):
+        dims = x.ndim - 2 if n is None else n
+        channels_first = data_format is not None and data_format.startswith("NC")
+        y = _channels_last(x, dims, channels_first).astype(np.float64)
+        k, s = _spatial_arg(ksize, dims, channels_first), _spatial_arg(strides, dims, channels_first)
+        pads = _spatial_pads(y.shape[1:-1], k, s, padding, channels_first)
+        y = np.pad(y, [(0, 0), *pads, (0, 0)], constant_values=-np.inf if kind == "max" else np.nan)
+        out_sizes = [(y.shape[1 + i] - k[i]) // s[i] + 1 for i in range(dims)]
+        out = np.empty((y.shape[0], *out_sizes, y.shape[-1]))
+        axes = tuple(range(1, dims + 1))
+        for index in np.ndindex(*out_sizes):
+            window = y[(slice(None), *(slice(i * st, i * st + kk) for i, st, kk in zip(index, s, k)))]
+            out[(slice(None), *index)] = window.max(axis=axes) if kind == "max" else np.nanmean(window, axis=axes)
+        return _channels_back(out, dims, channels_first).astype(x.dtype)
+
+    return ref
+
+
+def bias_add_ref(value, bias, data_format=None):
+    if data_format is not None and data_format.startswith("NC"):
+        bias = bias.reshape((-1,) + (1,) * (value.ndim - 2))
+    return value + bias
+
+
+def _call_channels_last(module_path: str, n: int) -> Callable[..., Any]:
+    """TF's CPU kernels have no gradient of channels-first max pooling (MaxPoolGrad: "only supports NHWC on device
+    type CPU"), so a channels-first case is compared with TF through its channels-last op on the transposed
+    input (the case's window arguments are ints, the same in either layout). tapejax's channels-first path is
+    tested against the numpy reference, which test_reference_matches_tf checks against this same call."""
+
+    def call(m, args, kwargs):
+        fn = m.nn
+        for part in module_path.split("."):
+            fn = getattr(fn, part)
+        to_last = [0, *range(2, n + 2), 1]
+        to_first = [0, n + 1, *range(1, n + 1)]
+        options = {k: v for k, v in kwargs.items() if k != "data_format"}
+        return m.transpose(fn(m.transpose(args[0], to_last), **options), to_first)
+
+    return call
+
+
+# A 3x3 image with tied maxima: TF's MaxPoolGrad gives a window's whole gradient to its first maximum (row-major).
+_TIES = np.array([[1, 1, 0], [1, 1, 2], [2, 2, 2]], F32).reshape(1, 3, 3, 1)
+
+
+SPEC.update({
+    "nn.conv1d": Spec(lambda rng: (normal(rng, (2, 7, 3)), normal(rng, (3, 3, 4))), conv1d_ref,
+                      kwargs=dict(stride=1, padding="SAME")),
+    "nn.conv2d": Spec(lambda rng: (normal(rng, (2, 5, 5, 2)), normal(rng, (3, 3, 2, 3))), conv_ref,
+                      kwargs=dict(strides=1, padding="SAME")),
+    "nn.conv3d": Spec(lambda rng: (normal(rng, (1, 3, 4, 4, 2)), normal(rng, (2, 2, 2, 2, 3))), conv3d_ref,
+                      kwargs=dict(strides=(1, 1, 1, 1, 1), padding="SAME")),
+    # output_shape 6x6 with stride 2: the forward conv2d maps 6x6 to the input's 3x3
+    "nn.conv2d_transpose": Spec(lambda rng: (normal(rng, (1, 3, 3, 3)), normal(rng, (3, 3, 2, 3))),
+                                conv2d_transpose_ref, kwargs=dict(output_shape=(1, 6, 6, 2), strides=2,
+                                                                     padding="SAME")),
+    "nn.depthwise_conv2d": Spec(lambda rng: (normal(rng, (1, 5, 5, 2)), normal(rng, (3, 3, 2, 2))),
+                                depthwise_conv2d_ref, kwargs=dict(strides=(1, 1, 1, 1), padding="SAME"), atol=1e-5),
+    # random normals: no two elements of a window tie (ties have their own cases below)
+    "nn.max_pool": Spec(lambda rng: (normal(rng, (1, 5, 5, 2)),), pool_ref("max"),
+                        kwargs=dict(ksize=2, strides=2, padding="SAME")),
+    "nn.max_pool1d": Spec(lambda rng: (normal(rng, (2, 7, 3)),), pool_ref("max", 1),
+                          kwargs=dict(ksize=3, strides=2, padding="VALID")),
+    "nn.max_pool2d": Spec(lambda rng: (normal(rng, (2, 5, 5, 2)),), pool_ref("max", 2),
+                          kwargs=dict(ksize=3, strides=2, padding="SAME")),
+    "nn.max_pool3d": Spec(lambda rng: (normal(rng, (1, 4, 3, 4, 2)),), pool_ref("max", 3),
+                          kwargs=dict(ksize=2, strides=2, padding="SAME")),
+    "nn.avg_pool": Spec(lambda rng: (normal(rng, (2, 7, 3)),), pool_ref("avg"),
+                        kwargs=dict(ksize=3, strides=2, padding="SAME")),
+    "nn.avg_pool1d": Spec(lambda rng: (normal(rng, (2, 7, 3)),), pool_ref("avg", 1),
+                          kwargs=dict(ksize=2, strides=2, padding="SAME")),
+    # 5x5 in 3x3 windows with stride 2, "SAME": the border windows cover 4 or 6 elements, not 9
+    "nn.avg_pool2d": Spec(lambda rng: (normal(rng, (2, 5, 5, 2)),), pool_ref("avg", 2),
+                          kwargs=dict(ksize=3, strides=2, padding="SAME")),
+    "nn.avg_pool3d": Spec(lambda rng: (normal(rng, (1, 3, 4, 5, 2)),), pool_ref("avg", 3),
+                          kwargs=dict(ksize=2, strides=2, padding="SAME")),
+    "nn.bias_add": Spec(lambda rng: (normal(rng, (2, 3, 4)), normal(rng, (4,))), bias_add_ref),
+})
+
+EXTRA_CASES.extend([
+    # convolutions: strides, dilations, padding forms, channels first, groups, extra batch dimensions
+    ("nn.conv2d[VALID_strides]", "nn.conv2d",
+     Spec(lambda rng: (normal(rng, (1, 7, 6, 2)), normal(rng, (3, 2, 2, 4))), conv_ref,
+          kwargs=dict(strides=(2, 3), padding="VALID"))),
+    ("nn.conv2d[SAME_strides_odd]", "nn.conv2d",
+     Spec(lambda rng: (normal(rng, (1, 7, 6, 2)), normal(rng, (4, 3, 2, 3))), conv_ref,
+          kwargs=dict(strides=(1, 2, 3, 1), padding="SAME"))),
+    ("nn.conv2d[dilations]", "nn.conv2d",
+     Spec(lambda rng: (normal(rng, (1, 6, 7, 2)), normal(rng, (3, 2, 2, 3))), conv_ref,
+          kwargs=dict(strides=1, padding="SAME", dilations=(2, 3)))),
+    ("nn.conv2d[dilations_strides_VALID]", "nn.conv2d",
+     Spec(lambda rng: (normal(rng, (1, 8, 7, 2)), normal(rng, (2, 2, 2, 3))), conv_ref,
+          kwargs=dict(strides=(1, 2, 1, 1), padding="VALID", dilations=(1, 1, 2, 1)))),
+    ("nn.conv2d[NCHW]", "nn.conv2d",
+     Spec(lambda rng: (normal(rng, (2, 2, 6, 5)), normal(rng, (3, 3, 2, 3))), conv_ref,
+          kwargs=dict(strides=(1, 1, 2, 2), padding="SAME", data_format="NCHW"))),
+    ("nn.conv2d[NCHW_dilations]", "nn.conv2d",
+     Spec(lambda rng: (normal(rng, (1, 2, 6, 5)), normal(rng, (2, 2, 2, 3))), conv_ref,
+          kwargs=dict(strides=1, padding="VALID", data_format="NCHW", dilations=2))),
+    ("nn.conv2d[explicit]", "nn.conv2d",
+     Spec(lambda rng: (normal(rng, (1, 5, 4, 2)), normal(rng, (3, 3, 2, 3))), conv_ref,
+          kwargs=dict(strides=1, padding=((0, 0), (1, 2), (0, 1), (0, 0))))),
+    ("nn.conv2d[groups]", "nn.conv2d",
+     Spec(lambda rng: (normal(rng, (1, 5, 5, 4)), normal(rng, (3, 3, 2, 4))), conv_ref,
+          kwargs=dict(strides=1, padding="SAME"))),
+    ("nn.conv2d[batch_dims]", "nn.conv2d",
+     Spec(lambda rng: (normal(rng, (2, 1, 4, 4, 2)), normal(rng, (2, 2, 2, 3))), conv_ref,
+          kwargs=dict(strides=1, padding="VALID"))),
+    ("nn.conv1d[NCW_strides]", "nn.conv1d",
+     Spec(lambda rng: (normal(rng, (2, 3, 8)), normal(rng, (3, 3, 2))), conv1d_ref,
+          kwargs=dict(stride=2, padding="SAME", data_format="NCW"))),
+    ("nn.conv1d[dilations_VALID]", "nn.conv1d",
+     Spec(lambda rng: (normal(rng, (2, 9, 3)), normal(rng, (3, 3, 2))), conv1d_ref,
+          kwargs=dict(stride=1, padding="VALID", dilations=2))),
+    ("nn.conv3d[NCDHW_strides]", "nn.conv3d",
+     Spec(lambda rng: (normal(rng, (1, 2, 4, 5, 4)), normal(rng, (2, 3, 2, 2, 3))), conv3d_ref,
+          kwargs=dict(strides=(1, 1, 2, 2, 1), padding="SAME", data_format="NCDHW"))),
+    ("nn.conv3d[VALID_dilations]", "nn.conv3d",
+     Spec(lambda rng: (normal(rng, (1, 5, 4, 4, 2)), normal(rng, (2, 2, 2, 2, 3))), conv3d_ref,
+          kwargs=dict(strides=(1, 1, 1, 1, 1), padding="VALID", dilations=(1, 2, 1, 2, 1)))),
+    ("nn.conv2d_transpose[odd_SAME]", "nn.conv2d_transpose",
+     Spec(lambda rng: (normal(rng, (1, 3, 3, 3)), normal(rng, (3, 3, 2, 3))), conv2d_transpose_ref,
+          kwargs=dict(output_shape=(1, 5, 5, 2), strides=2, padding="SAME"))),
+    ("nn.conv2d_transpose[VALID]", "nn.conv2d_transpose",
+     Spec(lambda rng: (normal(rng, (2, 3, 2, 3)), normal(rng, (3, 2, 2, 3))), conv2d_transpose_ref,
+          kwargs=dict(output_shape=(2, 8, 5, 2), strides=(2, 2), padding="VALID"))),
+    ("nn.conv2d_transpose[NCHW]", "nn.conv2d_transpose",
+     Spec(lambda rng: (normal(rng, (1, 3, 3, 3)), normal(rng, (3, 3, 2, 3))), conv2d_transpose_ref,
+          kwargs=dict(output_shape=(1, 2, 6, 6), strides=2, padding="SAME", data_format="NCHW"))),
+    ("nn.conv2d_transpose[spatial_shape_dilations]", "nn.conv2d_transpose",
+     Spec(lambda rng: (normal(rng, (1, 4, 4, 3)), normal(rng, (2, 2, 2, 3))), conv2d_transpose_ref,
+          kwargs=dict(output_shape=(4, 4), strides=1, padding="SAME", dilations=2))),
+    ("nn.conv2d_transpose[explicit]", "nn.conv2d_transpose",
+     Spec(lambda rng: (normal(rng, (1, 3, 3, 3)), normal(rng, (3, 3, 2, 3))), conv2d_transpose_ref,
+          kwargs=dict(output_shape=(1, 6, 6, 2), strides=2, padding=((0, 0), (1, 1), (1, 0), (0, 0))))),
+    ("nn.depthwise_conv2d[strides_VALID]", "nn.depthwise_conv2d",
+     Spec(lambda rng: (normal(rng, (1, 7, 6, 3)), normal(rng, (3, 2, 3, 2))), depthwise_conv2d_ref,
+          kwargs=dict(strides=(1, 2, 1, 1), padding="VALID"))),
+    ("nn.depthwise_conv2d[dilations]", "nn.depthwise_conv2d",
+     Spec(lambda rng: (normal(rng, (1, 6, 6, 2)), normal(rng, (2, 3, 2, 2))), depthwise_conv2d_ref,
+          kwargs=dict(strides=(1, 1, 1, 1), padding="SAME", dilations=(2, 1)))),
+    ("nn.depthwise_conv2d[NCHW]", "nn.depthwise_conv2d",
+     Spec(lambda rng: (normal(rng, (1, 2, 5, 5)), normal(rng, (3, 3, 2, 2))), depthwise_conv2d_ref,
+          kwargs=dict(strides=(1, 1, 2, 2), padding="SAME", data_format="NCHW"))),
+    # pooling: VALID vs SAME, overlapping windows, explicit padding, channels first, ties
+    ("nn.max_pool2d[VALID]", "nn.max_pool2d",
+     Spec(lambda rng: (normal(rng, (1, 6, 5, 2)),), pool_ref("max", 2),
+          kwargs=dict(ksize=(2, 3), strides=(2, 1), padding="VALID"))),
+    ("nn.max_pool2d[explicit]", "nn.max_pool2d",
+     Spec(lambda rng: (normal(rng, (1, 5, 5, 2)),), pool_ref("max", 2),
+          kwargs=dict(ksize=3, strides=2, padding=((0, 0), (1, 1), (2, 0), (0, 0))))),
+    ("nn.max_pool2d[NCHW]", "nn.max_pool2d",
+     Spec(lambda rng: (normal(rng, (1, 2, 5, 5)),), pool_ref("max", 2),
+          kwargs=dict(ksize=2, strides=2, padding="SAME", data_format="NCHW"),
+          tf_call=_call_channels_last("max_pool2d", 2))),
+    ("nn.max_pool2d[ties]", "nn.max_pool2d",
+     fixed(_TIES, ref=pool_ref("max", 2), kwargs=dict(ksize=2, strides=1, padding="VALID"))),
+    ("nn.max_pool2d[ties_SAME]", "nn.max_pool2d",
+     fixed(_TIES, ref=pool_ref("max", 2), kwargs=dict(ksize=2, strides=1, padding="SAME"))),
+    ("nn.max_pool1d[NCW]", "nn.max_pool1d",
+     Spec(lambda rng: (normal(rng, (2, 3, 7)),), pool_ref("max", 1),
+          kwargs=dict(ksize=2, strides=2, padding="SAME", data_format="NCW"),
+          tf_call=_call_channels_last("max_pool1d", 1))),
+    ("nn.max_pool3d[VALID]", "nn.max_pool3d",
+     Spec(lambda rng: (normal(rng, (1, 4, 5, 3, 2)),), pool_ref("max", 3),
+          kwargs=dict(ksize=(2, 3, 2), strides=1, padding="VALID"))),
+    ("nn.max_pool[rank5]", "nn.max_pool",
+     Spec(lambda rng: (normal(rng, (1, 3, 4, 4, 2)),), pool_ref("max"),
+          # data_format given: TF's gradient of max_pool on rank 5 fails with None ('NoneType' object has no
+          # attribute 'decode'), where tapejax takes None for "NDHWC"
+          kwargs=dict(ksize=2, strides=(1, 2, 2), padding="VALID", data_format="NDHWC"))),
+    ("nn.avg_pool2d[VALID]", "nn.avg_pool2d",
+     Spec(lambda rng: (normal(rng, (1, 6, 5, 2)),), pool_ref("avg", 2),
+          kwargs=dict(ksize=(2, 3), strides=(2, 1), padding="VALID"))),
+    ("nn.avg_pool2d[SAME_overlapping]", "nn.avg_pool2d",
+     Spec(lambda rng: (normal(rng, (1, 4, 5, 2)),), pool_ref("avg", 2),
+          kwargs=dict(ksize=3, strides=1, padding="SAME"))),
+    ("nn.avg_pool2d[NCHW]", "nn.avg_pool2d",
+     Spec(lambda rng: (normal(rng, (1, 2, 5, 5)),), pool_ref("avg", 2),
+          kwargs=dict(ksize=(1, 1, 3, 2), strides=(1, 1, 2, 2), padding="SAME", data_format="NCHW"))),
+    ("nn.avg_pool1d[NCW]", "nn.avg_pool1d",
+     Spec(lambda rng: (normal(rng, (2, 3, 7)),), pool_ref("avg", 1),
+          kwargs=dict(ksize=3, strides=2, padding="SAME", data_format="NCW"))),
+    ("nn.avg_pool3d[NCDHW]", "nn.avg_pool3d",
+     Spec(lambda rng: (normal(rng, (1, 2, 3, 4, 5)),), pool_ref("avg", 3),
+          kwargs=dict(ksize=2, strides=2, padding="SAME", data_format="NCDHW"))),
+    ("nn.avg_pool[rank4_VALID]", "nn.avg_pool",
+     Spec(lambda rng: (normal(rng, (1, 5, 6, 2)),), pool_ref("avg"),
+          kwargs=dict(ksize=(2, 2), strides=2, padding="VALID"))),
+    ("nn.bias_add[NCHW]", "nn.bias_add",
+     Spec(lambda rng: (normal(rng, (2, 3, 2, 2)), normal(rng, (3,))), bias_add_ref,
+          kwargs={"data_format": "NCHW"})),
+])
+
+
+# -- tf.nn: losses, normalisations, embeddings --------------------------------------------------------------
+
+
+def distributions(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+    """Rows of positive values summing to one (float32 rounding aside): labels for softmax cross-entropy."""
+    u = rng.uniform(0.1, 1.0, shape)
+    return (u / u.sum(axis=-1, keepdims=True)).astype(F32)
+
+
+def _log_softmax(x: np.ndarray, axis: int) -> np.ndarray:
+    shifted = x - x.max(axis=axis, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
+
+
+def softmax_cross_entropy_ref(labels, logits, axis=-1):
+    return -np.sum(labels * _log_softmax(logits.astype(np.float64), axis), axis=axis).astype(logits.dtype)
+
+
+def sparse_softmax_cross_entropy_ref(labels, logits):
+    log_probs = _log_softmax(logits.astype(np.float64), -1)
+    return -np.take_along_axis(log_probs, labels[..., None].astype(np.int64), axis=-1)[..., 0].astype(logits.dtype)
+
+
+def sigmoid_cross_entropy_ref(labels, logits):
+    return (np.maximum(logits, 0) - logits * labels + np.log1p(np.exp(-np.abs(logits)))).astype(logits.dtype)
+
+
+def log_poisson_loss_ref(targets, log_input, compute_full_loss=False):
+    loss = np.exp(log_input) - log_input * targets
+    if compute_full_loss:  # Stirling's log(t!) ~ t log t - t + log(2 pi t) / 2, where t > 1
+        t = targets.astype(np.float64)
+        stirling = t * np.log(t) - t + 0.5 * np.log(2 * np.pi * t)
+        loss = loss + np.where(t > 1, stirling, 0)
+    return loss.astype(log_input.dtype)
+
+
+def l2_normalize_ref(x, axis=None, epsilon=1e-12):
+    square_sum = np.sum(np.abs(x) ** 2, axis=axis, keepdims=True)
+    return (x / np.sqrt(np.maximum(square_sum, epsilon))).astype(x.dtype)
+
+
+def moments_ref(x, axes, keepdims=False):
+    axes = tuple(axes) if isinstance(axes, list | tuple) else axes
+    mean = np.mean(x.astype(np.float64), axis=axes, keepdims=True)
+    if x.dtype.kind in "iu":  # TF keeps integer dtypes: the mean truncates, then the variance uses it
+        mean = np.trunc(mean)
+    variance = np.mean((x - mean) ** 2, axis=axes, keepdims=keepdims)
+    if not keepdims:
+        mean = np.squeeze(mean, axis=axes)
+    cast = (lambda v: np.trunc(v).astype(x.dtype)) if x.dtype.kind in "iu" else (lambda v: np.asarray(v, x.dtype))
+    return cast(mean), cast(variance)
+
+
+def batch_normalization_ref(x, mean, variance, offset, scale, variance_epsilon):
+    normalised = (x - mean) / np.sqrt(variance + variance_epsilon)
+    if scale is not None:
+        normalised = normalised * scale
+    if offset is not None:
+        normalised = normalised + offset
+    return normalised.astype(x.dtype)
+
+
+def embedding_lookup_ref(params, ids, max_norm=None):
+    found = params[ids]
+    if max_norm is None:
+        return found
+    axes = tuple(range(ids.ndim, found.ndim))  # each embedding on its own
+    norm = np.sqrt(np.sum(found.astype(np.float64) ** 2, axis=axes, keepdims=True))
+    return (found * np.minimum(1, max_norm / norm)).astype(params.dtype)
+
+
+def _moments_int32(rng: np.random.Generator) -> tuple[np.ndarray]:
+    return (rng.integers(-5, 6, (3, 4)).astype(np.int32),)
+
+
+SPEC.update({
+    # labels summing to one, where TF's logits gradient softmax - labels is the derivative of the loss
+    "nn.softmax_cross_entropy_with_logits": Spec(lambda rng: (distributions(rng, (2, 4)), normal(rng, (2, 4))),
+                                                 softmax_cross_entropy_ref, mixed="", grad_order=1),
+    "nn.sparse_softmax_cross_entropy_with_logits": Spec(
+        lambda rng: (np.array([2, 0, 3], np.int32), normal(rng, (3, 4))), sparse_softmax_cross_entropy_ref),
+    "nn.sigmoid_cross_entropy_with_logits": Spec(
+        lambda rng: (rng.uniform(0, 1, (2, 3)).astype(F32), normal(rng, (2, 3))), sigmoid_cross_entropy_ref),
+    "nn.log_poisson_loss": Spec(lambda rng: (positive(rng, (2, 3)), normal(rng, (2, 3))), log_poisson_loss_ref),
+    "nn.l2_loss": Spec(lambda rng: (normal(rng, (2, 3)),), lambda t: np.asarray(np.sum(t * t) / 2, t.dtype)),
+    "nn.l2_normalize": Spec(lambda rng: (normal(rng, (2, 3)),), l2_normalize_ref, kwargs={"axis": 1}),
+    "nn.moments": Spec(lambda rng: (normal(rng, (3, 4)),), moments_ref, kwargs={"axes": [0]}, grad_order=1),
+    "nn.batch_normalization": Spec(
+        lambda rng: (normal(rng, (2, 3)), normal(rng, (3,)), positive(rng, (3,)), normal(rng, (3,)),
+                     positive(rng, (3,))),
+        batch_normalization_ref, kwargs={"variance_epsilon": 1e-3}, mixed=""),  # TF casts to x's dtype
+    # a repeated id: the gradient adds both rows' contributions
+    "nn.embedding_lookup": Spec(lambda rng: (normal(rng, (4, 3)), np.array([2, 0, 2], np.int32)),
+                                embedding_lookup_ref),
+})
+
+EXTRA_CASES.extend([
+    # TF's logits gradient is softmax - labels also where the labels do not sum to one; labels' gradient is
+    # -log_softmax(logits)
+    ("nn.softmax_cross_entropy_with_logits[unnormalised]", "nn.softmax_cross_entropy_with_logits",
+     Spec(lambda rng: (rng.uniform(0, 1, (2, 4)).astype(F32), normal(rng, (2, 4))), softmax_cross_entropy_ref,
+          mixed="")),
+    ("nn.softmax_cross_entropy_with_logits[axis0_rank3]", "nn.softmax_cross_entropy_with_logits",
+     Spec(lambda rng: (np.moveaxis(distributions(rng, (2, 3, 4)), -1, 0).copy(), normal(rng, (4, 2, 3))),
+          softmax_cross_entropy_ref, kwargs={"axis": 0}, mixed="")),
+    ("nn.sparse_softmax_cross_entropy_with_logits[int64_rank3]", "nn.sparse_softmax_cross_entropy_with_logits",
+     Spec(lambda rng: (np.array([[1, 0], [2, 2]], np.int64), normal(rng, (2, 2, 3))),
+          sparse_softmax_cross_entropy_ref)),
+    # logits 0 exactly: both of TF's `where`s take the >= branch
+    ("nn.sigmoid_cross_entropy_with_logits[zero]", "nn.sigmoid_cross_entropy_with_logits",
+     fixed([0.0, 1.0, 0.3, 0.0], [0.0, 0.0, -2.0, 3.0], ref=sigmoid_cross_entropy_ref)),
+    # targets on both sides of 1: Stirling's term only above
+    ("nn.log_poisson_loss[full]", "nn.log_poisson_loss",
+     fixed([0.5, 1.0, 1.5, 3.0], [0.2, -0.4, 1.1, 0.7], ref=log_poisson_loss_ref,
+           kwargs={"compute_full_loss": True})),
+    ("nn.l2_normalize[all_axes]", "nn.l2_normalize", Spec(lambda rng: (normal(rng, (2, 3)),), l2_normalize_ref)),
+    ("nn.l2_normalize[complex64]", "nn.l2_normalize", fixed(_COMPLEX, ref=l2_normalize_ref, kwargs={"axis": 0})),
+    ("nn.moments[keepdims]", "nn.moments",
+     Spec(lambda rng: (normal(rng, (2, 3, 4)),), moments_ref, kwargs={"axes": [0, 2], "keepdims": True})),
+    ("nn.moments[int32]", "nn.moments", Spec(_moments_int32, moments_ref, kwargs={"axes": 1})),
+    ("nn.batch_normalization[no_offset_scale]", "nn.batch_normalization",
+     Spec(lambda rng: (normal(rng, (2, 2, 3)), normal(rng, (3,)), positive(rng, (3,))), batch_normalization_ref,
+          kwargs={"offset": None, "scale": None, "variance_epsilon": 1e-3}, mixed="")),
+    # ids of rank 2: each looked-up embedding is clipped to l2-norm 2.2 on its own (rows 0 and 2 are shorter)
+    ("nn.embedding_lookup[max_norm]", "nn.embedding_lookup",
+     Spec(lambda rng: (normal(rng, (4, 3)), np.array([[3, 0], [1, 3]], np.int32)), embedding_lookup_ref,
+          kwargs={"max_norm": 2.2})),
+])
+
+
 def all_cases() -> list[tuple[str, str, Spec]]:
     """Every (case id, row name, spec): the main case of each row under its own name, then the extra cases."""
     return [(name, name, spec) for name, spec in SPEC.items()] + list(EXTRA_CASES)
@@ -595,3 +1035,26 @@ def tape_gradient(m: Any, call: Callable[[list[Any]], Any], args: tuple[np.ndarr
         outputs = as_outputs(call(tensors))
         target = loss(m, outputs, weights_for(tuple(o.numpy() for o in outputs), case_id))
     return outputs, tape.gradient(target, sources)
+
+
+# -- the areas' tables ---------------------------------------------------------------------------------------
+# One file per area of the op table (tests/ops/specs_<area>.py, each with its own SPEC and EXTRA_CASES, built from
+# the helpers above), merged here, so each area's rows are written and reviewed on their own.
+_AREAS = ("specs_math", "specs_linalg", "specs_array", "specs_random", "specs_nn")
+
+
+def _merge_areas() -> None:
+    import importlib  # noqa: PLC0415 (only here: the area modules import this one)
+
+    for area in _AREAS:
+        try:
+            module = importlib.import_module(area)
+        except ModuleNotFoundError as e:
+            if e.name == area:
+                continue
+            raise
+        SPEC.update(module.SPEC)
+        EXTRA_CASES.extend(getattr(module, "EXTRA_CASES", []))
+
+
+_merge_areas()
