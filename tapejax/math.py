@@ -69,5 +69,63 @@ from tapejax.ops.math import reduce_all as reduce_all
 from tapejax.ops.math import argmax as argmax
 from tapejax.ops.math import argmin as argmin
 from tapejax.ops.math import add_n as add_n
+from tapejax.ops.math import rint as rint
+from tapejax.ops.math import erfc as erfc
+from tapejax.ops.math import erfinv as erfinv
+from tapejax.ops.math import erfcinv as erfcinv
+from tapejax.ops.math import ndtri as ndtri
+from tapejax.ops.math import lgamma as lgamma
+from tapejax.ops.math import digamma as digamma
+from tapejax.ops.math import bessel_i0 as bessel_i0
+from tapejax.ops.math import bessel_i0e as bessel_i0e
+from tapejax.ops.math import bessel_i1 as bessel_i1
+from tapejax.ops.math import bessel_i1e as bessel_i1e
+from tapejax.ops.math import zeta as zeta
+from tapejax.ops.math import igamma as igamma
+from tapejax.ops.math import igammac as igammac
+from tapejax.ops.math import lbeta as lbeta
+from tapejax.ops.math import nextafter as nextafter
+from tapejax.ops.math import angle as angle
+from tapejax.ops.math import divide_no_nan as divide_no_nan
+from tapejax.ops.math import reciprocal_no_nan as reciprocal_no_nan
+from tapejax.ops.math import multiply_no_nan as multiply_no_nan
+from tapejax.ops.math import xlogy as xlogy
+from tapejax.ops.math import xlog1py as xlog1py
+from tapejax.ops.math import xdivy as xdivy
+from tapejax.ops.math import scalar_mul as scalar_mul
+from tapejax.ops.math import polyval as polyval
+from tapejax.ops.math import is_non_decreasing as is_non_decreasing
+from tapejax.ops.math import is_strictly_increasing as is_strictly_increasing
+from tapejax.ops.math import zero_fraction as zero_fraction
+from tapejax.ops.math import reduce_variance as reduce_variance
+from tapejax.ops.math import reduce_std as reduce_std
+from tapejax.ops.math import reduce_euclidean_norm as reduce_euclidean_norm
+from tapejax.ops.math import count_nonzero as count_nonzero
+from tapejax.ops.math import accumulate_n as accumulate_n
+from tapejax.ops.math import cumsum as cumsum
+from tapejax.ops.math import cumprod as cumprod
+from tapejax.ops.math import cumulative_logsumexp as cumulative_logsumexp
+from tapejax.ops.math import segment_sum as segment_sum
+from tapejax.ops.math import segment_mean as segment_mean
+from tapejax.ops.math import segment_max as segment_max
+from tapejax.ops.math import segment_min as segment_min
+from tapejax.ops.math import segment_prod as segment_prod
+from tapejax.ops.math import unsorted_segment_sum as unsorted_segment_sum
+from tapejax.ops.math import unsorted_segment_mean as unsorted_segment_mean
+from tapejax.ops.math import unsorted_segment_max as unsorted_segment_max
+from tapejax.ops.math import unsorted_segment_min as unsorted_segment_min
+from tapejax.ops.math import unsorted_segment_prod as unsorted_segment_prod
+from tapejax.ops.math import unsorted_segment_sqrt_n as unsorted_segment_sqrt_n
+from tapejax.ops.math import top_k as top_k
+from tapejax.ops.math import approx_max_k as approx_max_k
+from tapejax.ops.math import approx_min_k as approx_min_k
+from tapejax.ops.math import in_top_k as in_top_k
+from tapejax.ops.math import bincount as bincount
+from tapejax.ops.math import confusion_matrix as confusion_matrix
+from tapejax.ops.math import invert_permutation as invert_permutation
 from tapejax.ops.math import floormod as mod  # noqa: F401 (TF alias)
 from tapejax.ops.linalg import norm as norm
+
+from tapejax._src.errors import missing_symbols as _missing_symbols  # noqa: E402
+
+__getattr__ = _missing_symbols("tf.math")

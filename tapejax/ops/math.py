@@ -4,13 +4,15 @@ is written so that JAX's derivative of it is TF's (maximum/minimum send a tie to
 
 from __future__ import annotations
 
+import collections
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from tapejax._src import dtypes, errors
 from tapejax._src.convert import to_array
-from tapejax._src.registry import op
+from tapejax._src.registry import hashable, op
 from tapejax._src.tensor import OPERATORS, EagerTensor
 
 
@@ -274,3 +276,621 @@ def _clip_by_norm(t, clip_norm, axes=None):
 
 
 clip_by_norm = op("clip_by_norm", _clip_by_norm, static=("axes",), same_dtype=False)
+
+
+# -- more elementwise functions: rounding, special functions ------------------------------------------------
+
+rint = _unary("math.rint", jnp.rint, differentiable=False)  # half to even; TF's gradient is None
+erfc = _unary("math.erfc", jax.scipy.special.erfc)
+erfinv = _unary("math.erfinv", jax.scipy.special.erfinv)
+ndtri = _unary("math.ndtri", jax.scipy.special.ndtri)
+
+
+def _erfcinv(x):
+    # TF's definition: erfcinv(x) = -ndtri(x / 2) / sqrt(2).
+    return -jax.scipy.special.ndtri(x * 0.5) * np.sqrt(0.5).astype(x.dtype)
+
+
+erfcinv = op("math.erfcinv", _erfcinv)
+lgamma = _unary("math.lgamma", jax.scipy.special.gammaln)
+digamma = _unary("math.digamma", jax.scipy.special.digamma)
+bessel_i0 = _unary("math.bessel_i0", jax.scipy.special.i0, op_type="BesselI0")
+bessel_i0e = _unary("math.bessel_i0e", jax.scipy.special.i0e, op_type="BesselI0e")
+bessel_i1 = _unary("math.bessel_i1", jax.scipy.special.i1, op_type="BesselI1")
+bessel_i1e = _unary("math.bessel_i1e", jax.scipy.special.i1e, op_type="BesselI1e")
+zeta = op("math.zeta", jax.scipy.special.zeta, signature="x, q")
+# Neither JAX nor TF (IgammaGradA) has a second derivative with respect to a.
+igamma = op("math.igamma", jax.scipy.special.gammainc, signature="a, x")
+igammac = op("math.igammac", jax.scipy.special.gammaincc, signature="a, x")
+
+
+def _lbeta(x):
+    # log(prod Gamma(x_i) / Gamma(sum x_i)) over the last axis; an empty last axis gives -inf, as in TF.
+    return jnp.sum(jax.scipy.special.gammaln(x), axis=-1) - jax.scipy.special.gammaln(jnp.sum(x, axis=-1))
+
+
+lbeta = op("math.lbeta", _lbeta)
+
+
+def _nextafter(x1, x2):
+    # TF's gradient is 1 for x1 and 0 for x2 (JAX has none): the value is nextafter's, the derivative x1's.
+    # `x1 - x1` is an exact zero for finite x1, so the value is unchanged to the last bit.
+    step = jnp.nextafter(jax.lax.stop_gradient(x1), jax.lax.stop_gradient(x2))
+    return jnp.where(jnp.isfinite(x1), step + (x1 - jax.lax.stop_gradient(x1)), step)
+
+
+nextafter = op("math.nextafter", _nextafter, op_type="NextAfter")
+
+
+def _angle(input):
+    return jnp.angle(input).astype(jnp.real(input).dtype)
+
+
+_angle_row = op("math.angle", _angle)
+
+
+def angle(input, name=None):
+    """The argument of a complex tensor (`tf.math.angle`); of a real tensor, pi where it is negative, else 0.
+
+    As in TF, no gradient flows through the real case (it is computed from a comparison).
+    """
+    array = to_array(input)
+    if not jnp.iscomplexobj(array):
+        return EagerTensor(jnp.where(array < 0, jnp.asarray(np.pi, array.dtype), jnp.zeros((), array.dtype)))
+    return _angle_row(input)
+
+
+OPERATORS["math.angle"] = angle  # the row's public callable is this wrapper (real inputs never reach the row)
+
+
+def _complex(real, imag):
+    return jax.lax.complex(*jnp.broadcast_arrays(real, imag))
+
+
+def _check_complex(real, imag):
+    if real.dtype != imag.dtype or real.dtype not in (np.float32, np.float64):
+        raise TypeError(f"The `real` and `imag` components have incorrect types: {real.dtype} {imag.dtype}. They "
+                        "must be consistent, and one of [tf.float32, tf.float64]")
+
+
+complex = op("complex", _complex, check=_check_complex)  # noqa: A001 (TF's name)
+
+# -- division and products that are 0 where TF says so -------------------------------------------------------
+# Each is a `where` whose branch not taken is kept finite, so that JAX's derivative is TF's: 0 wherever the
+# result is forced to 0 (DivNoNanGrad, XlogyGrad, ...).
+
+
+def _divide_no_nan(x, y):
+    if jnp.issubdtype(x.dtype, jnp.integer):  # TF divides integers as truediv does (int32 -> float64)
+        target = jnp.float32 if jnp.dtype(x.dtype).itemsize <= 2 else jnp.float64
+        x, y = x.astype(target), y.astype(target)
+    zero = y == 0
+    return jnp.where(zero, jnp.zeros_like(x / jnp.where(zero, 1, y)), x / jnp.where(zero, 1, y))
+
+
+divide_no_nan = op("math.divide_no_nan", _divide_no_nan, signature="x, y", op_type="DivNoNan",
+                   check=_check_truediv)
+
+
+def _reciprocal_no_nan(x):
+    return _divide_no_nan(jnp.ones_like(x), x)
+
+
+reciprocal_no_nan = op("math.reciprocal_no_nan", _reciprocal_no_nan, signature="x", op_type="DivNoNan")
+
+
+def _multiply_no_nan(x, y):
+    # TF's MulNoNanGrad gives y for x and x for y (x, not 0, where y == 0): only a non-finite x, whose product
+    # with 0 would be NaN, is replaced (and its gradient for y is then 0, where TF's is x).
+    x = jnp.where((y == 0) & ~jnp.isfinite(x), jnp.zeros_like(x), x)
+    return x * y
+
+
+multiply_no_nan = op("math.multiply_no_nan", _multiply_no_nan, signature="x, y", op_type="MulNoNan")
+
+
+def _x_times(fn):
+    def impl(x, y):
+        zero = x == 0
+        safe_y = jnp.where(zero, jnp.ones_like(y), y)
+        return jnp.where(zero, jnp.zeros_like(x), x * fn(safe_y))
+
+    return impl
+
+
+xlogy = op("math.xlogy", _x_times(jnp.log), signature="x, y")
+xlog1py = op("math.xlog1py", _x_times(lambda y: jnp.log1p(y)), signature="x, y", op_type="Xlog1py")
+xdivy = op("math.xdivy", _x_times(jnp.reciprocal), signature="x, y")
+
+
+def _truncatediv(x, y):
+    if jnp.issubdtype(x.dtype, jnp.integer):
+        return jax.lax.div(x, y)  # C division: rounds toward zero
+    return jnp.trunc(x / y)
+
+
+truncatediv = op("truncatediv", _truncatediv, signature="x, y", differentiable=False, op_type="TruncateDiv")
+truncatemod = op("truncatemod", jnp.fmod, signature="x, y", has_gradient=False, op_type="TruncateMod")
+
+
+def _check_scalar_mul(scalar, x):
+    if jnp.ndim(scalar) != 0:
+        raise ValueError(f"The input scalar must be a 0-D value. Received shape {tuple(jnp.shape(scalar))}.")
+
+
+scalar_mul = op("math.scalar_mul", jnp.multiply, signature="scalar, x", op_type="Mul", check=_check_scalar_mul)
+
+
+def _polyval(*coeffs_and_x):
+    # Horner's rule, as TF: p = c_0; p = c_i + p * x. The row takes [*coeffs, x] (see `polyval`).
+    *coeffs, x = coeffs_and_x
+    result = jnp.zeros_like(x)
+    for c in coeffs:
+        result = c + result * x
+    return result
+
+
+_polyval_row = op("math.polyval", _polyval)
+
+
+def polyval(coeffs, x, name=None):
+    """The polynomial with coefficients `coeffs` (highest degree first) at `x` (`tf.math.polyval`).
+
+    >>> import tapejax as tf
+    >>> print(tf.math.polyval([1.0, 2.0, 3.0], tf.constant(2.0)))  # 1 * 2**2 + 2 * 2 + 3
+    tf.Tensor(11.0, shape=(), dtype=float32)
+    """
+    if not isinstance(coeffs, list | tuple):
+        raise ValueError(f"Argument coeffs must be list type. Received type {type(coeffs)}.")
+    return _polyval_row([*coeffs, x])
+
+
+# -- more comparisons and predicates (no gradient) -----------------------------------------------------------
+
+def _is_non_decreasing(x):
+    flat = jnp.ravel(x)
+    return jnp.all(flat[1:] >= flat[:-1])
+
+
+def _is_strictly_increasing(x):
+    flat = jnp.ravel(x)
+    return jnp.all(flat[1:] > flat[:-1])
+
+
+is_non_decreasing = _unary("math.is_non_decreasing", _is_non_decreasing, differentiable=False)
+is_strictly_increasing = _unary("math.is_strictly_increasing", _is_strictly_increasing, differentiable=False)
+
+
+def _zero_fraction(value):
+    return jnp.mean(value == 0, dtype=jnp.float32)
+
+
+zero_fraction = op("math.zero_fraction", _zero_fraction, differentiable=False)
+
+
+# -- more reductions ----------------------------------------------------------------------------------------
+
+def _check_real_or_complex(input_tensor, **params):
+    if not jnp.issubdtype(input_tensor.dtype, jnp.inexact):
+        raise TypeError(f"Input must be either real or complex. Received integer type "
+                        f"<dtype: '{dtypes.from_numpy(input_tensor.dtype).name}'>.")
+
+
+def _reduce_variance(input_tensor, axis=None, keepdims=False):
+    # TF's formula: mean(|x - mean(x)|^2), real for complex inputs.
+    axis = _axis(axis)
+    deviations = input_tensor - jnp.mean(input_tensor, axis=axis, keepdims=True)
+    return jnp.mean(jnp.square(jnp.abs(deviations)), axis=axis, keepdims=keepdims)
+
+
+def _reduce_std(input_tensor, axis=None, keepdims=False):
+    return jnp.sqrt(_reduce_variance(input_tensor, axis, keepdims))
+
+
+def _reduce_euclidean_norm(input_tensor, axis=None, keepdims=False):
+    squares = input_tensor * jnp.conj(input_tensor)
+    if jnp.issubdtype(input_tensor.dtype, jnp.integer):  # TF keeps the integer dtype (truncating the root)
+        total = jnp.sum(squares, axis=_axis(axis), keepdims=keepdims, dtype=jnp.float64)
+        return jnp.sqrt(total).astype(input_tensor.dtype)
+    return jnp.sqrt(jnp.sum(squares, axis=_axis(axis), keepdims=keepdims))
+
+
+def _count_nonzero(input, axis=None, keepdims=None, dtype=np.int64):
+    nonzero = input != jnp.zeros((), input.dtype)
+    return jnp.sum(nonzero, axis=_axis(axis), keepdims=bool(keepdims), dtype=dtypes.as_dtype(dtype)._np)
+
+
+reduce_variance = op("math.reduce_variance", _reduce_variance, static=_REDUCE, check=_check_real_or_complex)
+reduce_std = op("math.reduce_std", _reduce_std, static=_REDUCE, check=_check_real_or_complex)
+reduce_euclidean_norm = op("math.reduce_euclidean_norm", _reduce_euclidean_norm, static=_REDUCE,
+                           op_type="EuclideanNorm")
+count_nonzero = op("math.count_nonzero", _count_nonzero, static=("axis", "keepdims", "dtype"),
+                   differentiable=False)
+
+
+def _accumulate_n(*inputs, shape=None, tensor_dtype=None):
+    return _add_n(*inputs)
+
+
+accumulate_n = op("math.accumulate_n", _accumulate_n, static=("shape", "tensor_dtype"), op_type="AddN")
+
+
+# -- cumulative sums, products and logsumexps ---------------------------------------------------------------
+
+def _scan(fn, identity, x, axis, exclusive, reverse):
+    """fn along `axis` of x (flipped when `reverse`); `exclusive` shifts x by one, filling with `identity`."""
+    axis = axis % x.ndim if x.ndim else 0
+    if reverse:
+        x = jnp.flip(x, axis)
+    if exclusive:
+        head = jnp.full(x.shape[:axis] + (1,) + x.shape[axis + 1:], identity, x.dtype)
+        x = jnp.concatenate([head, jax.lax.slice_in_dim(x, 0, x.shape[axis] - 1, axis=axis)], axis=axis)
+    out = fn(x, axis)
+    return jnp.flip(out, axis) if reverse else out
+
+
+def _cumsum(x, axis=0, exclusive=False, reverse=False):
+    return _scan(lambda v, a: jnp.cumsum(v, axis=a, dtype=v.dtype), 0, x, axis, exclusive, reverse)
+
+
+def _cumprod_tf(v, a):
+    # TF's CumprodGrad divides by x with div_no_nan, so its gradient for an x that is 0 is 0 (not the product
+    # of the other factors): the `where` gives JAX's derivative the same zeros.
+    return jnp.cumprod(jnp.where(v == 0, jnp.zeros_like(v), v), axis=a, dtype=v.dtype)
+
+
+def _cumprod(x, axis=0, exclusive=False, reverse=False):
+    return _scan(_cumprod_tf, 1, x, axis, exclusive, reverse)
+
+
+def _cumulative_logsumexp(x, axis=0, exclusive=False, reverse=False):
+    return _scan(lambda v, a: jax.lax.cumlogsumexp(v, axis=a), -np.inf, x, axis, exclusive, reverse)
+
+
+_SCAN = ("axis", "exclusive", "reverse")
+cumsum = op("math.cumsum", _cumsum, static=_SCAN)
+cumprod = op("math.cumprod", _cumprod, static=_SCAN)
+cumulative_logsumexp = op("math.cumulative_logsumexp", _cumulative_logsumexp, static=_SCAN)
+
+
+# -- segment reductions -------------------------------------------------------------------------------------
+# The number of segments fixes the output shape, so it is a static parameter of every row. The unsorted ops take
+# it as an argument (a tensor is read as a Python int); the sorted ones read it from the segment ids, which must
+# then be concrete (not inside tf.function). Ids outside [0, num_segments) are dropped, as TF drops negative ids.
+
+def _segments(data, segment_ids):
+    """data with its first segment_ids.ndim axes flattened into one, and the flat ids."""
+    data, segment_ids = jnp.asarray(data), jnp.asarray(segment_ids)
+    ids = segment_ids.reshape(-1)
+    return data.reshape(ids.shape + data.shape[segment_ids.ndim:]), ids
+
+
+def _per_segment(values, data):
+    """A per-segment vector shaped to broadcast against per-segment rows of data."""
+    return values.reshape(values.shape + (1,) * (data.ndim - 1))
+
+
+def _counts(ids, num_segments):
+    return jax.ops.segment_sum(jnp.ones(ids.shape, jnp.int32), ids, num_segments)
+
+
+def _segment_sum(data, segment_ids, num_segments):
+    data, ids = _segments(data, segment_ids)
+    return jax.ops.segment_sum(data, ids, num_segments)
+
+
+def _divide_by(total, count):
+    if jnp.issubdtype(total.dtype, jnp.integer):
+        return jax.lax.div(total, jnp.maximum(count, 1).astype(total.dtype))
+    return total / jnp.maximum(count, 1).astype(total.dtype)
+
+
+def _segment_mean(data, segment_ids, num_segments):
+    data, ids = _segments(data, segment_ids)
+    count = _per_segment(_counts(ids, num_segments), data)
+    return _divide_by(jax.ops.segment_sum(data, ids, num_segments), count)
+
+
+def _segment_sqrt_n(data, segment_ids, num_segments):
+    data, ids = _segments(data, segment_ids)
+    count = _per_segment(_counts(ids, num_segments), data)
+    return jax.ops.segment_sum(data, ids, num_segments) / jnp.sqrt(jnp.maximum(count, 1).astype(data.dtype))
+
+
+def _extremum(jax_fn, empty):
+    # JAX's derivative of segment_max/min shares a tie evenly among the tied elements, as TF's gradient does.
+    def impl(data, segment_ids, num_segments):
+        data, ids = _segments(data, segment_ids)
+        out = jax_fn(data, ids, num_segments)
+        filled = _per_segment(_counts(ids, num_segments), data) > 0
+        return jnp.where(filled, out, jnp.asarray(empty(data.dtype), data.dtype))
+
+    return impl
+
+
+def _lowest(dtype):
+    return jnp.finfo(dtype).min if jnp.issubdtype(dtype, jnp.inexact) else jnp.iinfo(dtype).min
+
+
+def _highest(dtype):
+    return jnp.finfo(dtype).max if jnp.issubdtype(dtype, jnp.inexact) else jnp.iinfo(dtype).max
+
+
+def _segment_prod(data, segment_ids, num_segments):
+    # jax.ops.segment_prod has no derivative; a segmented scan of products (sorted by id) has JAX's exact one,
+    # which is TF's, also where a factor is 0. The scan's element (start, p) resets the product at a new id.
+    data, ids = _segments(data, segment_ids)
+    n = ids.shape[0]
+    if n == 0:
+        return jnp.ones((num_segments,) + data.shape[1:], data.dtype)
+    order = jnp.argsort(ids, stable=True)
+    sorted_ids = ids[order]
+    starts = jnp.concatenate([jnp.ones(1, bool), sorted_ids[1:] != sorted_ids[:-1]])
+
+    def combine(a, b):
+        start_a, product_a = a
+        start_b, product_b = b
+        restart = start_b.reshape(start_b.shape + (1,) * (product_b.ndim - start_b.ndim))
+        return start_a | start_b, jnp.where(restart, product_b, product_a * product_b)
+
+    _, running = jax.lax.associative_scan(combine, (starts, data[order]))
+    last = jax.ops.segment_max(jnp.arange(n), sorted_ids, num_segments)  # each segment's last position
+    filled = _per_segment(_counts(ids, num_segments), data) > 0
+    return jnp.where(filled, running[jnp.clip(last, 0, n - 1)], jnp.ones((), data.dtype))
+
+
+def _check_unsorted_ids(op_type: str):
+    def check(data, segment_ids, num_segments):
+        if isinstance(segment_ids, jax.core.Tracer):
+            return
+        ids = np.asarray(segment_ids)
+        if tuple(np.shape(data))[:ids.ndim] != ids.shape:
+            raise ValueError(f"segment_ids.shape = {list(ids.shape)} does not prefix data.shape = "
+                             f"{list(np.shape(data))}")
+        too_big = np.flatnonzero(ids.reshape(-1) >= num_segments)
+        if too_big.size:
+            i = int(too_big[0])
+            raise errors.invalid_argument(
+                op_type, f"segment_ids[{i}] = {ids.reshape(-1)[i]} is out of range [0, {num_segments})")
+
+    return check
+
+
+def _unsorted(name: str, impl, op_type: str):
+    return op(f"math.{name}", impl, static=("num_segments",), same_dtype=False, check=_check_unsorted_ids(op_type),
+              op_type=op_type)
+
+
+unsorted_segment_sum = _unsorted("unsorted_segment_sum", _segment_sum, "UnsortedSegmentSum")
+unsorted_segment_mean = _unsorted("unsorted_segment_mean", _segment_mean, "UnsortedSegmentMean")
+unsorted_segment_sqrt_n = _unsorted("unsorted_segment_sqrt_n", _segment_sqrt_n, "UnsortedSegmentSqrtN")
+unsorted_segment_max = _unsorted("unsorted_segment_max", _extremum(jax.ops.segment_max, _lowest),
+                                 "UnsortedSegmentMax")
+unsorted_segment_min = _unsorted("unsorted_segment_min", _extremum(jax.ops.segment_min, _highest),
+                                 "UnsortedSegmentMin")
+unsorted_segment_prod = _unsorted("unsorted_segment_prod", _segment_prod, "UnsortedSegmentProd")
+
+
+def _concrete(value, api: str, what: str) -> np.ndarray:
+    """The value of an argument that fixes an output shape; inside tf.function it must not be traced."""
+    array = to_array(value)
+    if isinstance(array, jax.core.Tracer):
+        raise TypeError(f"tf.math.{api}: the shape of the result depends on the values of `{what}`, which are not "
+                        f"known inside tf.function here. Compute it outside tf.function, or use an op that takes "
+                        f"the size (tf.math.unsorted_segment_* take num_segments; bincount takes minlength and "
+                        f"maxlength; confusion_matrix takes num_classes).")
+    return np.asarray(array)
+
+
+def _sorted(name: str, impl, op_type: str):
+    row = op(f"math.{name}", impl, static=("num_segments",), same_dtype=False, op_type=op_type)
+
+    def segment_op(data, segment_ids, name=None):
+        ids = _concrete(segment_ids, row.__name__, "segment_ids")
+        if ids.ndim != 1:
+            raise errors.invalid_argument(op_type, f"segment_ids should be a vector, got shape {list(ids.shape)}")
+        if ids.size and ids.min() < 0:
+            raise errors.invalid_argument(op_type, f"Segment id {int(ids.min())} out of range, possibly because "
+                                                   "'segment_ids' input is not sorted.")
+        if np.any(ids[1:] < ids[:-1]):
+            raise errors.invalid_argument(op_type, "segment ids are not increasing")
+        return row(data, segment_ids, num_segments=int(ids[-1]) + 1 if ids.size else 0)
+
+    segment_op.__name__ = segment_op.__qualname__ = row.__name__
+    segment_op.__doc__ = (f"Same semantics as tf.math.{row.__name__}: the ids are sorted, and there are "
+                          f"max(segment_ids) + 1 segments (empty ones get TF's 0, or 1 for a product).")
+    segment_op.opdef = row.opdef
+    OPERATORS[row.opdef.name] = segment_op
+    return segment_op
+
+
+def _zero_if_empty(impl):
+    # The sorted ops give 0 for an empty segment, where the unsorted max/min give the dtype's lowest/highest.
+    return _extremum(lambda data, ids, n: impl(data, ids, n), lambda dtype: 0)
+
+
+segment_sum = _sorted("segment_sum", _segment_sum, "SegmentSum")
+segment_mean = _sorted("segment_mean", _segment_mean, "SegmentMean")
+segment_max = _sorted("segment_max", _zero_if_empty(jax.ops.segment_max), "SegmentMax")
+segment_min = _sorted("segment_min", _zero_if_empty(jax.ops.segment_min), "SegmentMin")
+segment_prod = _sorted("segment_prod", _segment_prod, "SegmentProd")
+
+
+# -- top k, counting, permutations --------------------------------------------------------------------------
+
+TopKV2 = collections.namedtuple("TopKV2", ["values", "indices"])
+ApproxTopK = collections.namedtuple("ApproxTopK", ["values", "indices"])
+
+
+def _top_k(input, k=1, sorted=True, index_type=np.int32):
+    values, indices = jax.lax.top_k(input, k)  # ties: the lower index first, as in TF
+    return values, indices.astype(dtypes.as_dtype(index_type)._np)
+
+
+_top_k_row = op("math.top_k", _top_k, static=("k", "sorted", "index_type"), op_type="TopKV2")
+
+
+def top_k(input, k=1, sorted=True, index_type=np.int32, name=None):
+    """The k largest entries of the last axis and their indices (`tf.math.top_k`), as TopKV2(values, indices).
+
+    >>> import tapejax as tf
+    >>> tf.math.top_k([1.0, 3.0, 2.0], k=2).indices.numpy().tolist()
+    [1, 2]
+
+    Differences from TensorFlow: `sorted=False` still returns the entries sorted.
+    """
+    return TopKV2(*_top_k_row(input, k, sorted, index_type))
+
+
+OPERATORS["math.top_k"] = top_k
+
+
+def _approx_k(is_max: bool):
+    def impl(operand, k, reduction_dimension=-1, recall_target=0.95, reduction_input_size_override=-1,
+             aggregate_to_topk=True):
+        fn = jax.lax.approx_max_k if is_max else jax.lax.approx_min_k
+        return tuple(fn(operand, k, reduction_dimension=reduction_dimension, recall_target=recall_target,
+                        reduction_input_size_override=reduction_input_size_override,
+                        aggregate_to_topk=aggregate_to_topk))
+
+    return impl
+
+
+_APPROX = ("k", "reduction_dimension", "recall_target", "reduction_input_size_override", "aggregate_to_topk")
+_approx_max_k_row = op("math.approx_max_k", _approx_k(True), static=_APPROX, op_type="ApproxTopK")
+_approx_min_k_row = op("math.approx_min_k", _approx_k(False), static=_APPROX, op_type="ApproxTopK")
+
+
+def approx_max_k(operand, k, reduction_dimension=-1, recall_target=0.95, reduction_input_size_override=-1,
+                 aggregate_to_topk=True, name=None):
+    """Same semantics as tf.math.approx_max_k (on CPU, the exact top k); returns ApproxTopK(values, indices)."""
+    return ApproxTopK(*_approx_max_k_row(operand, k, reduction_dimension, recall_target,
+                                         reduction_input_size_override, aggregate_to_topk))
+
+
+def approx_min_k(operand, k, reduction_dimension=-1, recall_target=0.95, reduction_input_size_override=-1,
+                 aggregate_to_topk=True, name=None):
+    """Same semantics as tf.math.approx_min_k (on CPU, the exact bottom k); returns ApproxTopK(values, indices)."""
+    return ApproxTopK(*_approx_min_k_row(operand, k, reduction_dimension, recall_target,
+                                         reduction_input_size_override, aggregate_to_topk))
+
+
+OPERATORS["math.approx_max_k"] = approx_max_k
+OPERATORS["math.approx_min_k"] = approx_min_k
+
+
+def _in_top_k(targets, predictions, k):
+    # TF: the target is in the top k if fewer than k predictions are strictly larger (so ties at the boundary
+    # are all in); a target out of range, or a row with a non-finite prediction, gives False.
+    n = predictions.shape[-1]
+    valid = (targets >= 0) & (targets < n)
+    index = jnp.clip(targets, 0, n - 1).astype(jnp.int32)[:, None]
+    target_values = jnp.take_along_axis(predictions, index, axis=1)
+    larger = jnp.sum(predictions > target_values, axis=1)
+    finite = jnp.all(jnp.isfinite(predictions), axis=1)
+    return valid & finite & (larger < k)
+
+
+in_top_k = op("math.in_top_k", _in_top_k, static=("k",), differentiable=False, same_dtype=False,
+              op_type="InTopKV2")
+
+
+def _bincount(arr, weights=None, length=0, dtype=np.int32, axis=None, binary_output=False):
+    out_dtype = weights.dtype if weights is not None else dtypes.as_dtype(dtype)._np
+
+    def count(values, w):
+        w = jnp.ones(values.shape, out_dtype) if w is None else w
+        # values >= length (cut off by maxlength) are dropped
+        return jnp.zeros((length,), out_dtype).at[values].add(w, mode="drop")
+
+    if axis in (-1, 1) and arr.ndim == 2:
+        out = jax.vmap(count)(arr, weights) if weights is not None else jax.vmap(lambda v: count(v, None))(arr)
+    else:
+        out = count(arr.reshape(-1), None if weights is None else weights.reshape(-1))
+    return (out > 0).astype(out_dtype) if binary_output else out
+
+
+_bincount_row = op("math.bincount", _bincount, static=("length", "dtype", "axis", "binary_output"),
+                   same_dtype=False, has_gradient=False, op_type="DenseBincount")
+
+
+def bincount(arr, weights=None, minlength=None, maxlength=None, dtype=np.int32, name=None, axis=None,
+             binary_output=False):
+    """Counts the occurrences of each value in `arr` (`tf.math.bincount`), optionally weighted.
+
+    >>> import tapejax as tf
+    >>> tf.math.bincount([1, 1, 3]).numpy().tolist()
+    [0, 2, 0, 1]
+    """
+    values = _concrete(arr, "bincount", "arr")
+    if values.size and values.min() < 0:
+        raise errors.invalid_argument("DenseBincount", "Input arr must be non-negative!")
+    if weights is not None and binary_output:
+        raise ValueError("Arguments `binary_output` and `weights` are mutually exclusive. Please specify only one.")
+    length = int(values.max()) + 1 if values.size else 0
+    if minlength is not None:
+        length = max(length, int(hashable(minlength)))
+    if maxlength is not None:
+        length = min(length, int(hashable(maxlength)))
+    return _bincount_row(arr, weights, length=length, dtype=dtype, axis=axis, binary_output=binary_output)
+
+
+OPERATORS["math.bincount"] = bincount
+
+
+def _confusion_matrix(labels, predictions, weights=None, num_classes=None, dtype=np.int32):
+    target = dtypes.as_dtype(dtype)._np
+    values = jnp.ones(labels.shape, target) if weights is None else weights.astype(target)
+    matrix = jnp.zeros((num_classes, num_classes), target)
+    return matrix.at[labels.astype(jnp.int32), predictions.astype(jnp.int32)].add(values)
+
+
+# The row takes the tensors first (labels, predictions, weights); tf.math.confusion_matrix below has TF's order.
+_confusion_matrix_row = op("math.confusion_matrix", _confusion_matrix, static=("num_classes", "dtype"),
+                           same_dtype=False, op_type="ScatterNd")
+
+
+def confusion_matrix(labels, predictions, num_classes=None, weights=None, dtype=np.int32, name=None):
+    """The confusion matrix of `labels` against `predictions` (`tf.math.confusion_matrix`).
+
+    Rows are labels and columns predictions; with `num_classes=None` there are max(labels, predictions) + 1.
+
+    >>> import tapejax as tf
+    >>> tf.math.confusion_matrix([0, 1, 1], [0, 1, 0]).numpy().tolist()
+    [[1, 0], [1, 1]]
+    """
+    label_values = _concrete(labels, "confusion_matrix", "labels")
+    prediction_values = _concrete(predictions, "confusion_matrix", "predictions")
+    for what, values in (("labels", label_values), ("predictions", prediction_values)):
+        if values.size and values.min() < 0:
+            raise errors.invalid_argument("ConfusionMatrix", f"`{what}` contains negative values.")
+    if num_classes is None:
+        num_classes = max(int(label_values.max(initial=-1)), int(prediction_values.max(initial=-1))) + 1
+    num_classes = int(hashable(num_classes))
+    for what, values in (("labels", label_values), ("predictions", prediction_values)):
+        if values.size and values.max() >= num_classes:
+            raise errors.invalid_argument("ConfusionMatrix", f"`{what}` out of bound")
+    return _confusion_matrix_row(labels, predictions, weights, num_classes=num_classes, dtype=dtype)
+
+
+def _invert_permutation(x):
+    return jnp.zeros_like(x).at[x].set(jnp.arange(x.shape[0], dtype=x.dtype))
+
+
+def _check_permutation(x):
+    if isinstance(x, jax.core.Tracer):
+        return
+    values = np.asarray(x)
+    if values.ndim != 1:
+        raise errors.invalid_argument("InvertPermutation", "invert_permutation expects a 1D vector.")
+    seen = np.zeros(values.size, bool)
+    for v in values.tolist():
+        if not 0 <= v < values.size:
+            raise errors.invalid_argument("InvertPermutation", f"{v} is not between 0 and {values.size}")
+        if seen[v]:
+            raise errors.invalid_argument("InvertPermutation", f"{v} is duplicated in the input.")
+        seen[v] = True
+
+
+invert_permutation = op("math.invert_permutation", _invert_permutation, signature="x", differentiable=False,
+                        check=_check_permutation)
