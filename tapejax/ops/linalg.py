@@ -1,9 +1,18 @@
-"""tf.linalg: matrix products and solvers, one row each."""
+"""tf.linalg: matrix products, solvers and decompositions, one row each.
+
+Decompositions are JAX's; their derivatives are JAX's too. Where TF reads only part of its input (the lower
+triangle of a Hermitian matrix), the row builds the matrix TF reads before calling JAX, so that JAX's derivative is
+the derivative of what TF computes.
+"""
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
+import numpy as np
 
+from tapejax._src import dtypes, errors
+from tapejax._src.convert import tf_type_string
 from tapejax._src.registry import op
 
 
@@ -60,3 +69,328 @@ matvec = op("linalg.matvec", _matvec, static=("transpose_a", "adjoint_a", "a_is_
 solve = op("linalg.solve", _solve, static=("adjoint",), op_type="MatrixSolve")
 inv = op("linalg.inv", _inv, static=("adjoint",), op_type="MatrixInverse")
 norm = op("norm", _norm, static=("ord", "axis", "keepdims"), op_type="Norm")
+
+
+# -- dtype checks: TF's kernels are registered for these dtypes only ------------------------------------------
+
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.complex64), np.dtype(np.complex128))
+_REALS = _FLOATS[:2]
+
+
+def _allowed(op_type: str, allowed: tuple[np.dtype, ...], attr: str = "T"):
+    """A `check` raising TF's InvalidArgumentError when a tensor argument's dtype has no kernel."""
+    names = ", ".join(tf_type_string(d) for d in allowed)
+
+    def check(*arrays, **params):
+        for a in arrays:
+            if a is not None and a.dtype not in allowed:
+                raise errors.invalid_argument(
+                    op_type, f"Value for attr '{attr}' of {tf_type_string(a.dtype)} is not in the list of allowed "
+                             f"values: {names}")
+
+    return check
+
+
+# -- determinants, inverses, decompositions -----------------------------------------------------------------
+
+def _lower_hermitian(x):
+    # The matrix TF's SelfAdjointEigV2 kernel reads: the lower triangle, mirrored, with the real part of the
+    # diagonal. JAX's derivative through it is TF's gradient (lower-triangular, as SelfAdjointEigV2Grad makes it).
+    lower = jnp.tril(x, -1)
+    diagonal = jnp.real(jnp.diagonal(x, axis1=-2, axis2=-1)).astype(x.dtype)
+    return lower + _adjoint(lower) + diagonal[..., None] * jnp.eye(x.shape[-1], dtype=x.dtype)
+
+
+def _slogdet(input):
+    sign, log_abs = jnp.linalg.slogdet(input)
+    return sign, log_abs.astype(input.dtype)  # TF: both outputs of the input's dtype (complex too)
+
+
+def _cholesky(input):
+    # TF's CholeskyGrad is symmetric ((G + G^H) / 2): that is JAX's derivative of the Cholesky factor of
+    # (x + x^H) / 2, which jnp.linalg.cholesky factors. TF reads the lower triangle instead; on the Hermitian
+    # inputs TF requires the two agree.
+    return jnp.linalg.cholesky(input)
+
+
+def _logdet(matrix):
+    # TF: 2 * sum(log(real(diag(cholesky(matrix))))), real even for complex input.
+    diagonal = jnp.diagonal(jnp.linalg.cholesky(matrix), axis1=-2, axis2=-1)
+    return 2 * jnp.sum(jnp.log(jnp.real(diagonal)), axis=-1)
+
+
+def _triangular_solve(matrix, rhs, lower=True, adjoint=False):
+    batch = jnp.broadcast_shapes(matrix.shape[:-2], rhs.shape[:-2])  # TF broadcasts the batch dimensions
+    matrix = jnp.broadcast_to(matrix, batch + matrix.shape[-2:])
+    rhs = jnp.broadcast_to(rhs, batch + rhs.shape[-2:])
+    return jax.lax.linalg.triangular_solve(matrix, rhs, left_side=True, lower=lower, transpose_a=adjoint,
+                                           conjugate_a=adjoint)
+
+
+def _cholesky_solve(chol, rhs):
+    return _triangular_solve(chol, _triangular_solve(chol, rhs), adjoint=True)  # chol chol^H x = rhs
+
+
+def _qr(input, full_matrices=False):
+    m, n = input.shape[-2:]
+    if m < n:
+        # JAX differentiates the QR of square and tall matrices only. A wide [x | y] factors as q [u | q^H y] with
+        # q u the QR of x: the factors LAPACK computes, and TF's gradient splits the same way (QrGrad).
+        q, u = jnp.linalg.qr(input[..., :m])
+        return q, jnp.concatenate([u, _adjoint(q) @ input[..., m:]], axis=-1)
+    return tuple(jnp.linalg.qr(input, mode="complete" if full_matrices else "reduced"))
+
+
+def _svd(tensor, full_matrices=False, compute_uv=True):
+    if not compute_uv:
+        return jnp.linalg.svd(tensor, compute_uv=False)
+    u, s, vh = jnp.linalg.svd(tensor, full_matrices=full_matrices)
+    return s, u, _adjoint(vh)  # TF's order and v (not v^H)
+
+
+def _eigh(tensor):
+    e, v = jnp.linalg.eigh(_lower_hermitian(tensor))
+    return e.astype(tensor.dtype), v  # TF: eigenvalues of the input's dtype (complex too)
+
+
+def _eigvalsh(tensor):
+    return jnp.linalg.eigvalsh(_lower_hermitian(tensor)).astype(tensor.dtype)
+
+
+def _lstsq(matrix, rhs, l2_regularizer=0.0, fast=True):
+    if not fast:
+        return jnp.linalg.pinv(matrix) @ rhs  # the minimum-norm least-squares solution; l2_regularizer ignored
+    m, n = matrix.shape[-2:]
+    regularizer = jnp.asarray(l2_regularizer, matrix.dtype)
+    # TF's fast path: the regularized normal equations, solved with a Cholesky factor of the Gram matrix.
+    if m >= n:
+        gram = _adjoint(matrix) @ matrix + regularizer * jnp.eye(n, dtype=matrix.dtype)
+        return _cholesky_solve(jnp.linalg.cholesky(gram), _adjoint(matrix) @ rhs)
+    gram = matrix @ _adjoint(matrix) + regularizer * jnp.eye(m, dtype=matrix.dtype)
+    return _adjoint(matrix) @ _cholesky_solve(jnp.linalg.cholesky(gram), rhs)
+
+
+def _check_lstsq(matrix, rhs, l2_regularizer=0.0, fast=True):
+    _allowed("MatrixSolveLs", _FLOATS)(matrix, rhs)
+    if matrix.dtype == np.complex128 and l2_regularizer != 0:
+        raise NotImplementedError("matrix_solve_ls is currently disabled for complex128 and l2_regularizer != 0 "
+                                  "due to poor accuracy.")
+
+
+def _pinv(a, rcond=None, validate_args=False):
+    # rcond=None is TF's default too: 10 * max(rows, cols) * eps; singular values below rcond * max(s) dropped.
+    return jnp.linalg.pinv(a, rtol=rcond)
+
+
+def _check_pinv(a, rcond=None, validate_args=False):
+    if a.dtype not in _REALS:  # TF checks in Python
+        raise TypeError(f"Input `a` must have `float`-like `dtype` (saw {dtypes.from_numpy(a.dtype).name}).")
+
+
+def _lu(input, output_idx_type=np.int32):
+    lower_upper, _, permutation = jax.lax.linalg.lu(input)
+    return lower_upper, permutation.astype(dtypes.as_dtype(output_idx_type)._np)
+
+
+_DET_DOC = """Same semantics as tf.linalg.det; computed with jnp.linalg.det.
+
+>>> import tapejax as tf
+>>> print(tf.linalg.det([[2.0, 1.0], [1.0, 3.0]]))
+tf.Tensor(5.0, shape=(), dtype=float32)
+
+Differences from TensorFlow: for complex inputs the gradient is conj(det) * inv(input)^H times the upstream
+gradient, what TF's own ops give for a*d - b*c; TF's MatrixDeterminant gradient leaves out the conj.
+"""
+_CHOLESKY_DOC = """Same semantics as tf.linalg.cholesky; computed with jnp.linalg.cholesky.
+
+>>> import tapejax as tf
+>>> print(tf.linalg.cholesky([[4.0, 2.0], [2.0, 2.0]]))
+tf.Tensor(
+[[2. 0.]
+ [1. 1.]], shape=(2, 2), dtype=float32)
+
+Differences from TensorFlow: the factor is that of (input + input^H) / 2, where TF reads the lower triangle only;
+the two agree on the Hermitian inputs TF requires. The gradient is TF's symmetric one on every input.
+"""
+_SVD_DOC = """Same semantics as tf.linalg.svd; computed with jnp.linalg.svd. Returns s, or (s, u, v) in TF's order,
+with `input = u @ diag(s) @ adjoint(v)` (v, not numpy's v^H).
+
+>>> import tapejax as tf
+>>> s, u, v = tf.linalg.svd([[3.0, 0.0], [0.0, -2.0]])
+>>> print(s)
+tf.Tensor([3. 2.], shape=(2,), dtype=float32)
+
+The signs of the columns of u and v are LAPACK's; TF's CPU kernel (Eigen) may pick the other sign of a column, as
+TF's documentation allows.
+"""
+_LSTSQ_DOC = """Same semantics as tf.linalg.lstsq: with fast=True, TF's regularized normal equations solved with a
+Cholesky factor; with fast=False, the minimum-norm least-squares solution (computed with jnp.linalg.pinv).
+
+>>> import tapejax as tf
+>>> print(tf.linalg.lstsq([[1.0], [0.0]], [[3.0], [5.0]]))
+tf.Tensor([[3.]], shape=(1, 1), dtype=float32)
+
+Differences from TensorFlow: fast=False is differentiable (TF raises ValueError).
+"""
+det = op("linalg.det", jnp.linalg.det, signature="input", op_type="MatrixDeterminant",
+         check=_allowed("MatrixDeterminant", _FLOATS), doc=_DET_DOC)
+slogdet = op("linalg.slogdet", _slogdet, op_type="LogMatrixDeterminant",
+             check=_allowed("LogMatrixDeterminant", _FLOATS))
+logdet = op("linalg.logdet", _logdet, op_type="Cholesky", check=_allowed("Cholesky", _FLOATS))
+cholesky = op("linalg.cholesky", _cholesky, check=_allowed("Cholesky", _FLOATS), doc=_CHOLESKY_DOC)
+cholesky_solve = op("linalg.cholesky_solve", _cholesky_solve, op_type="MatrixTriangularSolve",
+                    check=_allowed("MatrixTriangularSolve", _FLOATS))
+triangular_solve = op("linalg.triangular_solve", _triangular_solve, static=("lower", "adjoint"),
+                      op_type="MatrixTriangularSolve", check=_allowed("MatrixTriangularSolve", _FLOATS))
+qr = op("linalg.qr", _qr, static=("full_matrices",), op_type="Qr", check=_allowed("Qr", _FLOATS))
+svd = op("linalg.svd", _svd, static=("full_matrices", "compute_uv"), op_type="Svd", check=_allowed("Svd", _FLOATS),
+          doc=_SVD_DOC)
+eigh = op("linalg.eigh", _eigh, op_type="SelfAdjointEigV2", check=_allowed("SelfAdjointEigV2", _FLOATS))
+eigvalsh = op("linalg.eigvalsh", _eigvalsh, op_type="SelfAdjointEigV2", check=_allowed("SelfAdjointEigV2", _FLOATS))
+lstsq = op("linalg.lstsq", _lstsq, static=("l2_regularizer", "fast"), op_type="MatrixSolveLs", check=_check_lstsq,
+            doc=_LSTSQ_DOC)
+pinv = op("linalg.pinv", _pinv, static=("rcond", "validate_args"), op_type="Svd", check=_check_pinv)
+lu = op("linalg.lu", _lu, static=("output_idx_type",), op_type="Lu", check=_allowed("Lu", _FLOATS),
+        has_gradient=False)  # TF registers no gradient for Lu
+expm = op("linalg.expm", lambda input: jax.scipy.linalg.expm(input), op_type="MatrixExponential",
+          check=_allowed("MatrixExponential", _FLOATS))
+
+# -- diagonals, bands, transposes -----------------------------------------------------------------------------
+
+
+def _diagonal_range(k) -> tuple[int, int, bool]:
+    """(lower, upper, band) from TF's k: one diagonal (an int, or a pair of equal ints) or a band (lower, upper)."""
+    lower, upper = (k[0], k[-1]) if isinstance(k, tuple) else (k, k)
+    return lower, upper, lower != upper
+
+
+def _diagonal_length(d: int, rows: int, cols: int) -> int:
+    return max(0, min(rows + min(d, 0), cols - max(d, 0)))
+
+
+def _packing(k, rows: int, cols: int, align: str) -> tuple[np.ndarray, ...]:
+    """Where TF's MatrixDiagV3 ops put diagonals k[0]..k[1] of a rows x cols matrix in their packed form.
+
+    The packed band is [num_diags, max_len]: row m holds diagonal `upper - m`, shorter diagonals padded on the
+    side `align` names ("RIGHT_LEFT": superdiagonals aligned right, subdiagonals left). Returns index arrays
+    (i, j, m, n): matrix element (i, j) is packed element (m, n).
+    """
+    lower, upper, _ = _diagonal_range(k)
+    max_len = max(_diagonal_length(d, rows, cols) for d in range(lower, upper + 1))
+    right_super, right_sub = align.split("_")[0] == "RIGHT", align.split("_")[-1] == "RIGHT"
+    indices = []
+    for m, d in enumerate(range(upper, lower - 1, -1)):
+        t = np.arange(_diagonal_length(d, rows, cols))
+        right = (d >= 0 and right_super) or (d <= 0 and right_sub)
+        offset = max_len - len(t) if right else 0
+        indices.append((t + max(-d, 0), t + max(d, 0), np.full_like(t, m), t + offset))
+    return tuple(np.concatenate(column) for column in zip(*indices))
+
+
+def _diag(diagonal, k=0, num_rows=-1, num_cols=-1, padding_value=0, align="RIGHT_LEFT"):
+    lower, upper, band = _diagonal_range(k)
+    packed = diagonal if band else diagonal[..., None, :]
+    max_len = packed.shape[-1]
+    min_rows, min_cols = max_len + max(-upper, 0), max_len + max(lower, 0)
+    if num_rows == -1 and num_cols == -1:  # TF's inference: the smallest square matrix
+        num_rows = num_cols = max(min_rows, min_cols)
+    num_rows = min_rows if num_rows == -1 else num_rows
+    num_cols = min_cols if num_cols == -1 else num_cols
+    i, j, m, n = _packing(k, num_rows, num_cols, align)
+    if n.max(initial=-1) + 1 != max_len:  # JAX would clamp the indices: TF's error instead
+        raise ValueError(f"The number of diagonals provided in the input does not match num_rows={num_rows} and "
+                         f"num_cols={num_cols} with k={k}: diagonal shape {list(diagonal.shape)}")
+    out = jnp.full(packed.shape[:-2] + (num_rows, num_cols), padding_value, diagonal.dtype)
+    return out.at[..., i, j].set(packed[..., m, n])
+
+
+def _diag_part(input, k=0, padding_value=0, align="RIGHT_LEFT"):
+    lower, upper, band = _diagonal_range(k)
+    i, j, m, n = _packing(k, *input.shape[-2:], align)
+    max_len = max(_diagonal_length(d, *input.shape[-2:]) for d in range(lower, upper + 1))
+    out = jnp.full(input.shape[:-2] + (upper - lower + 1, max_len), padding_value, input.dtype)
+    out = out.at[..., m, n].set(input[..., i, j])
+    return out if band else out[..., 0, :]
+
+
+def _set_diag(input, diagonal, k=0, align="RIGHT_LEFT"):
+    lower, upper, band = _diagonal_range(k)
+    i, j, m, n = _packing(k, *input.shape[-2:], align)
+    max_len = max(_diagonal_length(d, *input.shape[-2:]) for d in range(lower, upper + 1))
+    expected = input.shape[:-2] + ((upper - lower + 1,) if band else ()) + (max_len,)
+    if diagonal.shape != expected:  # JAX would clamp the indices: TF's error instead
+        raise ValueError(f"diagonal must have shape {list(expected)} to set diagonals k={k} of an input of shape "
+                         f"{list(input.shape)}, got {list(diagonal.shape)}")
+    packed = diagonal if band else diagonal[..., None, :]
+    return input.at[..., i, j].set(packed[..., m, n])
+
+
+def _band_part(input, num_lower, num_upper):
+    rows = np.arange(input.shape[-2])[:, None]
+    cols = np.arange(input.shape[-1])[None, :]
+    keep = (((num_lower < 0) | (rows - cols <= num_lower)) & ((num_upper < 0) | (cols - rows <= num_upper)))
+    return jnp.where(keep, input, jnp.zeros_like(input))
+
+
+def _trace(x):
+    return jnp.sum(jnp.diagonal(x, axis1=-2, axis2=-1), axis=-1, dtype=x.dtype)  # int32 stays int32, as in TF
+
+
+def _matrix_transpose(a, conjugate=False):
+    return _adjoint(a) if conjugate else jnp.swapaxes(a, -1, -2)
+
+
+def _check_matrix(a, conjugate=False):
+    if a.ndim < 2:  # TF checks in Python
+        raise ValueError(f"Argument `a` should be a (batch) matrix with rank >= 2.  Received `a` = {np.asarray(a)} "
+                         f"with shape: {a.shape}")
+
+
+def _check_cross(a, b):
+    if a.shape != b.shape:
+        raise errors.invalid_argument("Cross", f"Both inputs must be of same shape: {list(a.shape)} vs. "
+                                               f"{list(b.shape)}")
+
+
+trace = op("linalg.trace", _trace, op_type="Trace")
+_DIAG_DOC = """Same semantics as tf.linalg.diag (MatrixDiagV3: one diagonal k, or a band k=(lower, upper) packed
+as TF packs it, with `align`); computed with jnp scatters.
+
+>>> import tapejax as tf
+>>> print(tf.linalg.diag([1.0, 2.0], k=1))
+tf.Tensor(
+[[0. 1. 0.]
+ [0. 0. 2.]
+ [0. 0. 0.]], shape=(3, 3), dtype=float32)
+
+Differences from TensorFlow: `name` is keyword-only here (TF's second positional parameter), as in every
+tapejax op; so in diag_part and set_diag.
+"""
+diag = op("linalg.diag", _diag, static=("k", "num_rows", "num_cols", "padding_value", "align"),
+          op_type="MatrixDiagV3", doc=_DIAG_DOC)
+diag_part = op("linalg.diag_part", _diag_part, static=("k", "padding_value", "align"), op_type="MatrixDiagPartV3")
+set_diag = op("linalg.set_diag", _set_diag, static=("k", "align"), op_type="MatrixSetDiagV3")
+band_part = op("linalg.band_part", _band_part, static=("num_lower", "num_upper"), op_type="MatrixBandPart")
+matrix_transpose = op("linalg.matrix_transpose", _matrix_transpose, static=("conjugate",), op_type="Transpose",
+                      check=_check_matrix)
+adjoint = op("linalg.adjoint", _adjoint, signature="matrix", op_type="Transpose", check=_check_matrix)
+cross = op("linalg.cross", jnp.cross, signature="a, b", op_type="Cross", check=_check_cross)
+tensordot = op("linalg.tensordot", lambda a, b, axes: jnp.tensordot(a, b, axes), static=("axes",),
+               op_type="Tensordot")
+
+# -- norms -----------------------------------------------------------------------------------------------------
+
+
+def _global_norm(*t_list):
+    # TF: sqrt(2 * sum of l2_loss(t)) over the tensors given; None entries are skipped.
+    return jnp.sqrt(sum(jnp.sum(jnp.square(t)) for t in t_list if t is not None))
+
+
+def _normalize(tensor, ord="euclidean", axis=None):
+    norm = _norm(tensor, ord=ord, axis=axis, keepdims=True).astype(tensor.dtype)
+    return tensor / norm, norm
+
+
+global_norm = op("linalg.global_norm", _global_norm, op_type="L2Loss",
+                 check=_allowed("L2Loss", (np.dtype(np.float16), np.dtype(jnp.bfloat16), *_REALS)))
+normalize = op("linalg.normalize", _normalize, static=("ord", "axis"), op_type="Normalize")
