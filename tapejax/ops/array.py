@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import builtins
-from typing import Any
+import collections.abc
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from tapejax._src import dtypes
-from tapejax._src.convert import holds_tensor, to_array
+from tapejax._src import dtypes, errors
+from tapejax._src.convert import holds_tensor, tf_type_string, to_array
 from tapejax._src.registry import hashable, op
-from tapejax._src.tensor import EagerTensor, Tensor, _Operators
+from tapejax._src.tensor import EagerTensor, Tensor, TensorShape, _Operators
 from tapejax._src.variable import Variable
 
 newaxis = None
@@ -318,3 +319,480 @@ def linspace(start, stop, num, name=None, axis=0) -> Tensor:
     start_arr, stop_arr = to_array(start), to_array(stop, hint=dtypes.from_numpy(to_array(start).dtype))
     return EagerTensor(jnp.linspace(start_arr, stop_arr, int(num), axis=axis, dtype=start_arr.dtype))
 
+
+# -- indexing with index tensors: gather_nd, scatter_nd, tensor_scatter_nd_* ----------------------------------
+
+def _is_traced(*values: Any) -> bool:
+    return any(isinstance(v, jax.core.Tracer) for v in values)
+
+
+def _nd_index(indices):
+    """`indices[..., k]` as the k index arrays of an advanced index: `x[_nd_index(i)]` is TF's GatherNd."""
+    return tuple(jnp.moveaxis(indices, -1, 0))
+
+
+def _check_nd_indices(op_type: str, indices: Any, shape: tuple[int, ...], what: str) -> None:
+    """TF's CPU kernels reject an index outside `shape` (its GPU kernels give zeros); JAX would clamp or drop it."""
+    if _is_traced(indices):
+        return
+    index = np.asarray(indices)
+    if index.ndim == 0 or index.size == 0:
+        return
+    bound = np.asarray(shape[:index.shape[-1]])
+    bad = np.any((index < 0) | (index >= bound), axis=-1)
+    if bad.any():
+        first = tuple(np.argwhere(bad)[0].tolist())
+        position = ",".join(str(i) for i in first)
+        raise errors.invalid_argument(op_type, f"indices[{position}] = {index[first].tolist()} does not index into "
+                                               f"{what} [{','.join(str(d) for d in shape)}]")
+
+
+def _gather_nd(params, indices, batch_dims=0):
+    take = lambda p, i: p[_nd_index(i)]  # noqa: E731
+    for _ in builtins.range(batch_dims):
+        take = jax.vmap(take)
+    return take(params, indices)
+
+
+def _check_gather_nd(params, indices, batch_dims=0):
+    if batch_dims == 0:
+        _check_nd_indices("GatherNd", indices, params.shape, "param shape")
+
+
+gather_nd = op("gather_nd", _gather_nd, static=("batch_dims",), same_dtype=False, check=_check_gather_nd)
+
+
+def _scatter_nd(indices, updates, shape):
+    return jnp.zeros(shape, updates.dtype).at[_nd_index(indices)].add(updates)  # TF sums repeated indices
+
+
+def _check_scatter_nd(indices, updates, shape):
+    _check_nd_indices("ScatterNd", indices, tuple(shape), "shape")
+
+
+scatter_nd = op("scatter_nd", _scatter_nd, static=("shape",), same_dtype=False, check=_check_scatter_nd)
+
+
+def _tensor_scatter(name: str, method: str, op_type: str):
+    """A tensor_scatter_nd_* row: `tensor.at[indices].<method>(updates)`."""
+
+    def impl(tensor, indices, updates):
+        return getattr(jnp.asarray(tensor).at[_nd_index(indices)], method)(updates)
+
+    def check(tensor, indices, updates):
+        _check_nd_indices(op_type, indices, tensor.shape, "shape")
+
+    return op(name, impl, same_dtype=(0, 2), op_type=op_type, check=check)
+
+
+# Repeated indices: update keeps one of the updates (TF: unspecified which), add/sub/max/min combine them all.
+tensor_scatter_nd_update = _tensor_scatter("tensor_scatter_nd_update", "set", "TensorScatterUpdate")
+tensor_scatter_nd_add = _tensor_scatter("tensor_scatter_nd_add", "add", "TensorScatterAdd")
+tensor_scatter_nd_sub = _tensor_scatter("tensor_scatter_nd_sub", "subtract", "TensorScatterSub")
+tensor_scatter_nd_max = _tensor_scatter("tensor_scatter_nd_max", "max", "TensorScatterMax")
+tensor_scatter_nd_min = _tensor_scatter("tensor_scatter_nd_min", "min", "TensorScatterMin")
+
+
+# -- ops whose output shape depends on values ---------------------------------------------------------------
+# boolean_mask and sequence_mask: the public function computes the shape from the concrete values (eagerly, or
+# from Python and numpy values inside tf.function) and passes it as a static parameter, so the row compiles and
+# differentiates like any other. A row with jit=False would not do: gradients replay each op's VJP under jax.jit
+# (sweep.py, lowering.py), where the mask is a traced input. unique has no gradient, so its row runs unjitted.
+
+_VALUE_DEPENDENT_SHAPE = (
+    "tf.{op} inside tf.function: the shape of its output depends on the values of `{arg}`, and those are not "
+    "known while tf.function traces (a traced tensor has a shape and dtype, but no value). {fix}"
+)
+
+
+def _concrete(value: Any, op_name: str, arg: str, fix: str) -> np.ndarray:
+    array = to_array(value)
+    if _is_traced(array):
+        raise errors.OperatorNotAllowedInGraphError(_VALUE_DEPENDENT_SHAPE.format(op=op_name, arg=arg, fix=fix))
+    return np.asarray(array)
+
+
+def _boolean_mask(tensor, mask, axis=None, size=None):
+    axis = 0 if axis is None else axis % tensor.ndim
+    merged = tensor.shape[:axis] + (-1,) + tensor.shape[axis + mask.ndim:]
+    if size is None:  # the public tf.boolean_mask passes it; this is for calls of the row on concrete values
+        size = int(np.count_nonzero(np.asarray(mask)))
+    (positions,) = jnp.nonzero(mask.reshape(-1), size=size)
+    return jnp.take(tensor.reshape(merged), positions, axis=axis)
+
+
+_boolean_mask_op = op("boolean_mask", _boolean_mask, static=("axis", "size"), same_dtype=False)
+
+
+def boolean_mask(tensor, mask, axis=None, name="boolean_mask") -> Tensor:
+    """The elements (or slices along `axis`) of `tensor` where `mask` is True (`tf.boolean_mask`).
+
+    >>> import tapejax as tf
+    >>> print(tf.boolean_mask([[1, 2], [3, 4], [5, 6]], [True, False, True]))
+    tf.Tensor(
+    [[1 2]
+     [5 6]], shape=(2, 2), dtype=int32)
+
+    Differences from TensorFlow: inside tf.function the mask must be known when the function is traced (a Python
+    or numpy value, or a tensor computed from them): the output shape depends on it, and JAX compiles static
+    shapes only. A traced mask raises an error that says so; `tf.where(mask, tensor, 0)` keeps the shape instead.
+    """
+    mask_value = _concrete(mask, "boolean_mask", "mask", "Pass a mask known at trace time, or keep the shape "
+                           "with tf.where(mask, tensor, tf.zeros_like(tensor)).")
+    shape = tuple(tensor.shape) if isinstance(tensor, _Operators) else np.shape(tensor)
+    k = mask_value.ndim
+    if k == 0:
+        raise ValueError("mask cannot be scalar.")
+    axis = 0 if axis is None else int(axis)
+    axis = axis + len(shape) if axis < 0 else axis
+    if shape[axis:axis + k] != mask_value.shape:
+        raise ValueError(f"Shapes {TensorShape(shape[axis:axis + k])} and {TensorShape(mask_value.shape)} are "
+                         "incompatible")
+    return _boolean_mask_op(tensor, mask, axis=axis, size=int(np.count_nonzero(mask_value)))
+
+
+def _unique(x, out_idx=np.int32):
+    # Concrete values only (the row is not jitted): the number of unique elements is the output's shape.
+    values, first, inverse = jnp.unique(x, return_index=True, return_inverse=True)
+    order = jnp.argsort(first)  # TF lists the unique elements in order of first occurrence, not sorted
+    rank = jnp.argsort(order)
+    return values[order], rank[inverse.reshape(-1)].astype(dtypes.as_dtype(out_idx)._np)
+
+
+def _check_unique(x, out_idx=np.int32):
+    if _is_traced(x):
+        raise errors.OperatorNotAllowedInGraphError(_VALUE_DEPENDENT_SHAPE.format(
+            op="unique", arg="x", fix="Call it outside tf.function, or on values known at trace time."))
+    if x.ndim != 1:
+        raise errors.invalid_argument("Unique", "unique expects a 1D vector.")
+
+
+_unique_op = op("unique", _unique, static=("out_idx",), has_gradient=False, jit=False, check=_check_unique)
+
+
+def unique(x, out_idx=dtypes.int32, name=None):
+    """The unique elements of a 1-D tensor in order of first occurrence, and each element's index in them.
+
+    Returns a namedtuple `(y, idx)`, as `tf.unique` does. TF has no gradient for it (LookupError).
+
+    >>> import tapejax as tf
+    >>> y, idx = tf.unique([3, 1, 3, 2])
+    >>> print(y, idx)
+    tf.Tensor([3 1 2], shape=(3,), dtype=int32) tf.Tensor([0 1 0 2], shape=(4,), dtype=int32)
+    """
+    return _Unique(*_unique_op(x, out_idx=out_idx))
+
+
+class _Unique(NamedTuple):
+    y: Tensor
+    idx: Tensor
+
+
+_Unique.__name__ = _Unique.__qualname__ = "Unique"
+
+
+def _sequence_mask(lengths, maxlen, dtype=np.bool_):
+    mask = jnp.arange(maxlen, dtype=lengths.dtype) < lengths[..., None]
+    return mask.astype(dtypes.as_dtype(dtype)._np)
+
+
+_sequence_mask_op = op("sequence_mask", _sequence_mask, static=("maxlen", "dtype"), differentiable=False,
+                       op_type="Less")
+
+
+def sequence_mask(lengths, maxlen=None, dtype=dtypes.bool_, name=None) -> Tensor:
+    """`mask[i..., j] = j < lengths[i...]`, with `maxlen` columns (`tf.sequence_mask`).
+
+    >>> import tapejax as tf
+    >>> print(tf.sequence_mask([1, 3], 4))
+    tf.Tensor(
+    [[ True False False False]
+     [ True  True  True False]], shape=(2, 4), dtype=bool)
+
+    Differences from TensorFlow: without `maxlen` (it is then `max(lengths)`), the lengths must be known when a
+    tf.function traces.
+    """
+    if maxlen is None:
+        value = _concrete(lengths, "sequence_mask", "lengths", "Pass maxlen.")
+        maxlen = builtins.max(int(value.max()) if value.size else 0, 0)
+    return _sequence_mask_op(lengths, maxlen=int(hashable(maxlen)), dtype=dtype)
+
+
+# -- sorting and searching ----------------------------------------------------------------------------------
+
+def _check_direction(values, axis=-1, direction="ASCENDING", stable=False):
+    if direction not in ("ASCENDING", "DESCENDING"):
+        raise ValueError("Argument `direction` should be one of ASCENDING, DESCENDING. Received: "
+                         f"direction={direction}")
+
+
+def _sort(values, axis=-1, direction="ASCENDING"):
+    return jnp.sort(values, axis=axis, descending=direction == "DESCENDING")
+
+
+def _argsort(values, axis=-1, direction="ASCENDING", stable=False):
+    # Stable in both directions, as TF's is: its top_k keeps equal values in index order.
+    order = jnp.argsort(values, axis=axis, stable=True, descending=direction == "DESCENDING")
+    return order.astype(np.int32)
+
+
+sort = op("sort", _sort, static=("axis", "direction"), op_type="TopKV2", check=_check_direction)
+argsort = op("argsort", _argsort, static=("axis", "direction", "stable"), differentiable=False, op_type="TopKV2",
+             check=_check_direction)
+
+
+def _searchsorted(sorted_sequence, values, side="left", out_type=np.int32):
+    rows = sorted_sequence.reshape(-1, sorted_sequence.shape[-1])
+    queries = values.reshape(rows.shape[0], -1)
+    found = jax.vmap(lambda row, q: jnp.searchsorted(row, q, side=side))(rows, queries)
+    return found.reshape(values.shape).astype(dtypes.as_dtype(out_type)._np)
+
+
+def _check_searchsorted(sorted_sequence, values, side="left", out_type=np.int32):
+    if side not in ("left", "right"):
+        raise ValueError(f"side must be either left or right, got {side}")
+    if sorted_sequence.ndim == 0 or sorted_sequence.shape[:-1] != values.shape[:-1]:
+        raise errors.invalid_argument(
+            "LowerBound" if side == "left" else "UpperBound",
+            "Leading dim_size of both tensors must match. sorted_sequence shape "
+            f"{list(sorted_sequence.shape)}, values shape {list(values.shape)}")
+
+
+searchsorted = op("searchsorted", _searchsorted, static=("side", "out_type"), differentiable=False,
+                  op_type="LowerBound", check=_check_searchsorted)
+
+
+def _histogram_fixed_width(values, value_range, nbins=100, dtype=np.int32):
+    # TF's kernel, in float64: clamp the values into the range, offset by the low edge, divide by the bin width
+    # (computed as high/nbins - low/nbins), truncate, and put the high edge in the last bin.
+    low, high = value_range[0].astype(np.float64), value_range[1].astype(np.float64)
+    offset = jnp.clip(values, value_range[0], value_range[1]).astype(np.float64) - low
+    # XLA turns a division by a broadcast scalar into a multiplication by its reciprocal, which rounds differently
+    # and moves values on a bin edge: the barrier keeps the IEEE divisions TF's kernel does.
+    count = jax.lax.optimization_barrier(jnp.full(offset.shape, nbins, np.float64))
+    width = jax.lax.optimization_barrier(high / count - low / count)
+    bins = jnp.minimum(offset / width, nbins - 1).astype(np.int32)
+    return jnp.bincount(bins.reshape(-1), length=nbins).astype(dtypes.as_dtype(dtype)._np)
+
+
+def _check_histogram(values, value_range, nbins=100, dtype=np.int32):
+    if nbins <= 0:
+        raise errors.invalid_argument("HistogramFixedWidth", f"nbins should be a positive number, but got '{nbins}'")
+    if _is_traced(values, value_range):
+        return
+    low, high = np.asarray(value_range).tolist()
+    if not low < high:
+        raise errors.invalid_argument("HistogramFixedWidth", "value_range should satisfy value_range[0] < "
+                                                             f"value_range[1], but got '[{low}, {high}]'")
+    if np.isnan(np.asarray(values, np.float64)).any():
+        raise errors.invalid_argument("HistogramFixedWidth", "Histogram values must not contain NaN")
+
+
+histogram_fixed_width = op("histogram_fixed_width", _histogram_fixed_width, static=("nbins", "dtype"),
+                           differentiable=False, op_type="HistogramFixedWidth", check=_check_histogram)
+
+
+# -- one_hot ------------------------------------------------------------------------------------------------
+
+def _one_hot(indices, on_value, off_value, depth, axis=-1):
+    hot = indices[..., None] == jnp.arange(depth, dtype=indices.dtype)  # out-of-range indices: all off
+    hot = jnp.moveaxis(hot, -1, axis)
+    return jnp.where(hot, on_value, off_value)
+
+
+def _check_one_hot(indices, on_value, off_value, depth, axis=-1):
+    if on_value.dtype != off_value.dtype:
+        raise TypeError(f"dtype {dtypes.from_numpy(on_value.dtype)!r} of on_value does not match dtype "
+                        f"{dtypes.from_numpy(off_value.dtype)!r} of off_value")
+
+
+# TF registers no gradient for on_value and off_value either: every gradient through one_hot is None.
+_one_hot_op = op("one_hot", _one_hot, static=("depth", "axis"), differentiable=False, same_dtype=(1, 2),
+                 op_type="OneHot", check=_check_one_hot)
+
+
+def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None, name=None) -> Tensor:
+    """`on_value` where the last axis (or `axis`) equals the index, `off_value` elsewhere (`tf.one_hot`).
+
+    The dtype is `dtype`, else on_value's, else off_value's, else float32, as in TF.
+
+    >>> import tapejax as tf
+    >>> print(tf.one_hot([0, 2, -1], 3))
+    tf.Tensor(
+    [[1. 0. 0.]
+     [0. 0. 1.]
+     [0. 0. 0.]], shape=(3, 3), dtype=float32)
+    """
+    given = {k: v for k, v in (("on_value", on_value), ("off_value", off_value)) if v is not None}
+    arrays = {k: v if isinstance(v, _Operators) else to_array(v) for k, v in given.items()}
+    given_dtypes = {k: a.dtype if isinstance(a, _Operators) else dtypes.from_numpy(a.dtype)
+                    for k, a in arrays.items()}
+    if dtype is not None:
+        dtype = dtypes.as_dtype(dtype)
+        for k, d in given_dtypes.items():
+            if d != dtype:
+                raise TypeError(f"dtype {d!r} of {k} does not match dtype parameter {dtype!r}")
+    else:
+        dtype = next(iter(given_dtypes.values()), dtypes.float32)
+    on = arrays.get("on_value", np.ones((), dtype._np))
+    off = arrays.get("off_value", np.zeros((), dtype._np))  # a dtype mismatch of the two: the row's TypeError
+    return _one_hot_op(indices, on, off, depth=int(hashable(depth)), axis=-1 if axis is None else int(axis))
+
+
+# -- reordering and slicing ---------------------------------------------------------------------------------
+
+def _reverse(tensor, axis):
+    return jnp.flip(tensor, tuple(axis))
+
+
+def _check_reverse(tensor, axis):
+    seen = set()
+    for i, a in enumerate(axis):
+        if not -tensor.ndim <= a < tensor.ndim:
+            raise errors.invalid_argument("ReverseV2", f"'axis'[{i}] = {a} is out of valid range [0, "
+                                                       f"{tensor.ndim - 1}")
+        if a % tensor.ndim in seen:
+            raise errors.invalid_argument("ReverseV2", f"axis {a % tensor.ndim} specified more than once.")
+        seen.add(a % tensor.ndim)
+
+
+reverse = op("reverse", _reverse, static=("axis",), op_type="ReverseV2", check=_check_reverse)
+roll = op("roll", lambda input, shift, axis: jnp.roll(input, shift, axis), static=("shift", "axis"))
+
+
+def _slice(input_, begin, size):
+    index = []
+    for dim, (b, s, n) in enumerate(zip(begin, size, input_.shape)):
+        s = n - b if s == -1 else s
+        if not (0 <= b <= n and 0 <= s <= n - b):
+            raise ValueError(f"Expected size[{dim}] in [0, {n - b}], but got {s}" if 0 <= b <= n
+                             else f"Expected begin[{dim}] in [0, {n}], but got {b}")
+        index.append(builtins.slice(b, b + s))
+    return input_[tuple(index)]
+
+
+slice_ = op("slice", _slice, static=("begin", "size"))  # `slice_`: array.py keeps the builtin `slice`
+
+
+def _strided_slice(input_, begin, end, strides=None, begin_mask=0, end_mask=0, ellipsis_mask=0, new_axis_mask=0,
+                   shrink_axis_mask=0):
+    """TF's sparse slice spec as a Python index (the form `x[...]` takes), then `x[...]`'s own implementation."""
+    strides = (1,) * len(begin) if strides is None else strides
+    key = []
+    for i, (b, e, s) in enumerate(zip(begin, end, strides)):
+        bit = 1 << i
+        if ellipsis_mask & bit:
+            if Ellipsis in key:
+                raise ValueError("Multiple ellipses in slice spec not allowed")
+            key.append(Ellipsis)
+        elif new_axis_mask & bit:
+            key.append(None)
+        elif shrink_axis_mask & bit:
+            if s < 0:
+                raise ValueError("only stride 1 allowed on non-range indexing.")
+            key.append(b)
+        else:
+            if s == 0:
+                raise ValueError(f"strides[{i}] must be non-zero")
+            key.append(("slice", None if begin_mask & bit else b, None if end_mask & bit else e, s))
+    return _getitem(input_, tuple(key))
+
+
+strided_slice = op("strided_slice", _strided_slice,
+                   static=("begin", "end", "strides", "begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask",
+                           "shrink_axis_mask"))
+
+
+def _repeat(input, repeats, axis=None):
+    if axis is None:  # TF flattens first, as numpy does
+        input, axis = input.reshape(-1), 0
+    return jnp.repeat(input, np.asarray(repeats), axis=axis)  # repeats are static: the output shape is known
+
+
+repeat = op("repeat", _repeat, static=("repeats", "axis"))
+
+def _meshgrid_impl(*args, indexing="xy"):
+    return tuple(jnp.meshgrid(*[jnp.ravel(a) for a in args], indexing=indexing))  # TF flattens each input
+
+
+_meshgrid = op("meshgrid", _meshgrid_impl, static=("indexing",), op_type="Meshgrid")
+
+
+def meshgrid(*args, **kwargs) -> list[Tensor]:
+    """Coordinate grids from 1-D coordinate vectors (`tf.meshgrid`), "xy" (Cartesian) or "ij" (matrix) indexing.
+
+    >>> import tapejax as tf
+    >>> x, y = tf.meshgrid([1, 2, 3], [4, 5])
+    >>> print(x.shape, y.shape)
+    (2, 3) (2, 3)
+    """
+    indexing = kwargs.pop("indexing", "xy")
+    kwargs.pop("name", None)
+    if kwargs:
+        raise TypeError(f"Key word arguments {list(kwargs)} not supported")
+    if indexing not in ("xy", "ij"):
+        raise ValueError(f"Argument `indexing` parameter must be either 'xy' or 'ij', got '{indexing}'")
+    return list(_meshgrid(args, indexing=indexing)) if args else []
+
+
+# -- clip_by_global_norm ------------------------------------------------------------------------------------
+
+def _clip_by_global_norm(*tensors, has_use_norm=False):
+    """tensors: t_list, then clip_norm, then use_norm if given. Returns the clipped tensors, then the norm."""
+    if has_use_norm:
+        *t_list, clip_norm, norm = tensors
+    else:
+        *t_list, clip_norm = tensors
+        norm = jnp.sqrt(builtins.sum(jnp.sum(t * t) for t in t_list))
+    # TF's formula: an infinite or NaN norm makes every output NaN (the `norm - norm` term).
+    scale = clip_norm * jnp.minimum(1 / norm, 1 / clip_norm) + (norm - norm)
+    return (*[t * scale.astype(t.dtype) for t in t_list], norm)
+
+
+def _check_clip_by_global_norm(*tensors, has_use_norm=False):
+    # TF's order of failures: the global norm stacks the tensors' squared norms (one dtype), then
+    # `1 / clip_norm` in the norm's dtype is a Python-level division (TypeError on another dtype).
+    *t_list, clip_norm = tensors[:-1] if has_use_norm else tensors
+    norm_dtype = tensors[-1].dtype if has_use_norm else t_list[0].dtype
+    if not has_use_norm:
+        for i, t in enumerate(t_list):
+            if t.dtype != norm_dtype:
+                raise errors.invalid_argument(
+                    "Pack", f"cannot compute Pack as input #{i}(zero-based) was expected to be a "
+                            f"{tf_type_string(norm_dtype)} tensor but is a {tf_type_string(t.dtype)} tensor")
+    if clip_norm.dtype != norm_dtype:
+        raise TypeError(f"`x` and `y` must have the same dtype, got {dtypes.from_numpy(norm_dtype)!r} != "
+                        f"{dtypes.from_numpy(clip_norm.dtype)!r}.")
+
+
+_clip_by_global_norm_op = op("clip_by_global_norm", _clip_by_global_norm, static=("has_use_norm",),
+                             same_dtype=False, op_type="ClipByGlobalNorm", check=_check_clip_by_global_norm)
+
+
+def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None) -> tuple[list[Tensor | None], Tensor]:
+    """Scales the tensors by `clip_norm / max(global_norm, clip_norm)` (`tf.clip_by_global_norm`).
+
+    Returns `(list_clipped, global_norm)`; None entries of `t_list` stay None, as in TF.
+
+    >>> import tapejax as tf
+    >>> clipped, norm = tf.clip_by_global_norm([tf.constant([3.0, 4.0])], 1.0)
+    >>> print(clipped[0], norm)
+    tf.Tensor([0.6 0.8], shape=(2,), dtype=float32) tf.Tensor(5.0, shape=(), dtype=float32)
+    """
+    if not isinstance(t_list, collections.abc.Sequence) or isinstance(t_list, str):
+        raise TypeError(f"`t_list` should be a sequence of tensors. Received {type(t_list)}.")
+    present = [t for t in t_list if t is not None]
+    if not isinstance(clip_norm, _Operators):  # a Python or numpy clip_norm takes the norm's dtype, as in TF
+        norm_dtype = to_array(use_norm if use_norm is not None else present[0]).dtype
+        clip_norm = to_array(clip_norm, hint=dtypes.from_numpy(norm_dtype))
+    tensors = [*present, clip_norm] + ([] if use_norm is None else [use_norm])
+    *clipped, norm = _clip_by_global_norm_op(tensors, has_use_norm=use_norm is not None)
+    it = iter(clipped)
+    return [None if t is None else next(it) for t in t_list], norm
+
+
+# The public callables of these rows resolve TF's defaults from concrete values (a mask's true count, `maxlen`,
+# one_hot's dtype): the operator table points at them, as it does for `x[key]`.
+OPERATORS["boolean_mask"] = boolean_mask
+OPERATORS["sequence_mask"] = sequence_mask
+OPERATORS["one_hot"] = one_hot
