@@ -13,6 +13,7 @@ from tapejax import image as image
 from tapejax import linalg as linalg
 from tapejax import math as math
 from tapejax import nn as nn
+from tapejax import nest as nest
 from tapejax import random as random
 from tapejax import signal as signal
 from tapejax._src.dtypes import DType as DType
@@ -147,6 +148,28 @@ from tapejax.ops.array import constant as constant
 from tapejax.ops.array import convert_to_tensor as convert_to_tensor
 from tapejax.ops.array import is_tensor as is_tensor
 from tapejax.ops.array import newaxis as newaxis
+from tapejax.ops.array import gather_nd as gather_nd
+from tapejax.ops.array import scatter_nd as scatter_nd
+from tapejax.ops.array import tensor_scatter_nd_update as tensor_scatter_nd_update
+from tapejax.ops.array import tensor_scatter_nd_add as tensor_scatter_nd_add
+from tapejax.ops.array import tensor_scatter_nd_sub as tensor_scatter_nd_sub
+from tapejax.ops.array import tensor_scatter_nd_max as tensor_scatter_nd_max
+from tapejax.ops.array import tensor_scatter_nd_min as tensor_scatter_nd_min
+from tapejax.ops.array import boolean_mask as boolean_mask
+from tapejax.ops.array import one_hot as one_hot
+from tapejax.ops.array import sort as sort
+from tapejax.ops.array import argsort as argsort
+from tapejax.ops.array import unique as unique
+from tapejax.ops.array import reverse as reverse
+from tapejax.ops.array import roll as roll
+from tapejax.ops.array import slice_ as slice  # noqa: A001, F401 (TF's name)
+from tapejax.ops.array import strided_slice as strided_slice
+from tapejax.ops.array import meshgrid as meshgrid
+from tapejax.ops.array import repeat as repeat
+from tapejax.ops.array import sequence_mask as sequence_mask
+from tapejax.ops.array import searchsorted as searchsorted
+from tapejax.ops.array import clip_by_global_norm as clip_by_global_norm
+from tapejax.ops.array import histogram_fixed_width as histogram_fixed_width
 from tapejax.ops.linalg import matmul as matmul
 from tapejax.ops.linalg import norm as norm
 from tapejax.ops.linalg import tensordot as tensordot
