@@ -202,6 +202,13 @@ def convert(fn: Callable) -> Callable:
         except (OSError, TypeError, SyntaxError, _Unsupported):
             converted = fn  # no source (REPL, builtins) or a construct left to Python: run it as written
         _CACHE[key] = converted
+    if converted is not fn and (converted.__defaults__ is not fn.__defaults__
+                                or converted.__kwdefaults__ is not fn.__kwdefaults__):
+        # the same code defined again with other defaults (a `def` in a loop): same conversion, its own defaults
+        converted = types.FunctionType(converted.__code__, converted.__globals__, converted.__name__,
+                                       fn.__defaults__, converted.__closure__)
+        converted.__kwdefaults__ = fn.__kwdefaults__
+        converted = functools.update_wrapper(converted, fn, updated=())
     return converted
 
 
