@@ -12,27 +12,35 @@ from typing import TYPE_CHECKING, Any
 import jax
 import numpy as np
 
-from . import dtypes, errors, tape as tape_lib
+from . import deferred, dtypes, errors, tape as tape_lib
 from .convert import holds_tensor, tf_type_string, to_array
+from .deferred import DeferredTensor, Pending
 from .tensor import OPERATORS, EagerTensor, Tensor, new_tid
-from .variable import Variable
+from .variable import OVERRIDES, Variable
 
 if TYPE_CHECKING:
     from .registry import OpDef
 
 _STACK = tape_lib.STACK
 _ARRAY = type(jax.numpy.zeros(()))  # a concrete jax.Array (not a tracer)
-_DIFFERENTIABLE_KINDS = frozenset("fcV")  # float, complex, bfloat16: the dtypes gradients flow through
+_DIFFERENTIABLE_KINDS = frozenset("fcV")
+_raw = deferred.raw  # float, complex, bfloat16: the dtypes gradients flow through
 
 
 def _read_inputs(opdef: OpDef, args: tuple) -> tuple[list, list[int]]:
-    """The arrays and tensor ids of an op's tensor arguments, converted with TF's dtype rules."""
+    """The arrays and tensor ids of an op's tensor arguments, converted with TF's dtype rules.
+
+    A deferred tensor's value is not computed here: it comes as its Pending (deferred.py).
+    """
     vals: list[Any] = []
     tids: list[int] = []
     pending: list[int] = []  # positions of Python/numpy values, converted once the dtype hint is known
     for i, a in enumerate(args):
-        if type(a) is EagerTensor or isinstance(a, Tensor):
+        if type(a) is EagerTensor:
             vals.append(a._value)
+            tids.append(a._tid)
+        elif isinstance(a, Tensor):
+            vals.append(deferred.raw(a))
             tids.append(a._tid)
         elif isinstance(a, Variable):
             tid, value = a._read()
@@ -56,7 +64,7 @@ def _read_inputs(opdef: OpDef, args: tuple) -> tuple[list, list[int]]:
             if v is not None and i not in pending and _in_group(group, i):
                 hint = dtypes.from_numpy(v.dtype)
                 break
-        eager = not any(isinstance(v, jax.core.Tracer) for v in vals)
+        eager = not any(isinstance(v, jax.core.Tracer) for v in vals if type(v) is not Pending)
         for i in pending:
             vals[i] = to_array(vals[i], hint=hint if _in_group(group, i) else None, on_device=eager)
     return vals, tids
@@ -103,39 +111,79 @@ def executable(opdef: OpDef, params_key: tuple) -> Callable[..., Any]:
 def apply(opdef: OpDef, args: tuple, params: dict[str, Any], params_key: tuple | None = None) -> Any:
     """Runs `opdef` on `args` (its tensor arguments, in order) with static `params`, recording it on tapes.
 
+    An op recorded on a tape is deferred (deferred.py): its outputs' shapes and dtypes are inferred now and their
+    values computed later, inside the gradient's executable or when first read.
+
     `params` holds the static parameters in `opdef.static` order (registry.op builds it so); it must not be
     mutated, since callers may share it. `params_key` is `tuple(params.items())`, if the caller has it.
     """
     n = len(args)
     a = args[0] if n else None
-    if n == 1 and type(a) is EagerTensor:  # the commonest cases first, without a loop
-        vals, tids = [a._value], [a._tid]
-    elif (n == 2 and type(a) is EagerTensor and type(args[1]) is float and opdef.same_dtype is True
-          and type(a._value) is _ARRAY):  # `x * 1.5`: the literal takes x's dtype, from the scalar cache
-        vals = [a._value, to_array(args[1], hint=dtypes.from_numpy(a._value.dtype))]
+    # The commonest cases first, without a loop: one tensor, and a tensor with a Python float (`x * 1.5`: the
+    # literal takes x's dtype, from the scalar cache).
+    if n == 1 and (type(a) is EagerTensor or type(a) is DeferredTensor):
+        vals, tids = [_raw(a)], [a._tid]
+    elif (n == 2 and type(args[1]) is float and opdef.same_dtype is True
+          and (type(a) is EagerTensor or type(a) is DeferredTensor)
+          and (type(v := _raw(a)) is _ARRAY or type(v) is Pending)):
+        vals = [v, to_array(args[1], hint=dtypes.from_numpy(v.dtype))]
         tids = [a._tid, new_tid()]
     else:
         vals, tids = _read_inputs(opdef, args)
-    if opdef.check is not None:
+    if opdef.check is not None:  # an op with a value check is never deferred: it needs the values now
+        vals = [deferred.resolve(v) for v in vals]
         opdef.check(*vals, **params)  # raises TF's own exception types
     if opdef.same_dtype and len(vals) > 1:
         _check_same_dtype(opdef, vals)
     if params_key is None:
         params_key = tuple(params.items())
     fn = _EXECUTABLES.get((opdef, params_key)) or executable(opdef, params_key)
+    tapes = _STACK.tapes
+    if tapes and opdef.differentiable:
+        recording = _recording(tapes, tids)
+        if recording and opdef.jit and _deferrable(vals, recording):
+            outs, multiple, app = deferred.defer(opdef, params_key, fn, vals)
+            record(recording, opdef, params_key, tids, vals, outs, multiple, app)
+            return outs if multiple else outs[0]
+    if any(type(v) is Pending for v in vals):
+        vals = [deferred.resolve(v) for v in vals]
     try:
         out = fn(*vals)
     except (TypeError, ValueError) as e:
         raise errors.invalid_argument(opdef.op_type, str(e)) from e
     multiple = type(out) is tuple or type(out) is list
     outs = tuple(EagerTensor(o) for o in out) if multiple else (EagerTensor(out),)
-    tapes = _STACK.tapes
     if tapes:
         if opdef.differentiable:
             record(tapes, opdef, params_key, tids, vals, outs, multiple)
         elif any(t.records_all for t in tapes):  # a captured branch replays non-differentiable ops too
             record([t for t in tapes if t.records_all], opdef, params_key, tids, vals, outs, multiple)
     return outs if multiple else outs[0]
+
+
+def _recording(tapes: list[tape_lib.Tape], tids: list[int]) -> list[tape_lib.Tape]:
+    """The tapes that track one of the op's inputs (and so record it)."""
+    if len(tapes) == 1:
+        tracked = tapes[0].tracked
+        for tid in tids:
+            if tid in tracked:
+                return tapes
+        return []
+    return [t for t in tapes if not t.tracked.isdisjoint(tids)]
+
+
+def _deferrable(vals: list, tapes: list[tape_lib.Tape]) -> bool:
+    """Whether an op may be deferred: eagerly (no JAX trace, no tf.function trace, no captured branch), on
+    concrete inputs."""
+    if OVERRIDES.trace is not None:
+        return False
+    for t in tapes:
+        if t.records_all:
+            return False
+    for v in vals:
+        if type(v) is not _ARRAY and type(v) is not Pending and v is not None and not isinstance(v, np.ndarray):
+            return False
+    return True
 
 
 def record(
@@ -146,11 +194,14 @@ def record(
     vals: list | tuple,
     outs: tuple[Tensor, ...],
     multiple: bool,
+    app: deferred.Application | None = None,
 ) -> None:
     """Appends the op to each tape that tracks one of its inputs; its float outputs become tracked there.
 
-    Integer and bool outputs are never tracked: TF's gradient through them is None, not zero.
+    Integer and bool outputs are never tracked: TF's gradient through them is None, not zero. `app` is the
+    deferred application computing `outs`, if the op was deferred.
     """
+    raw = deferred.raw
     entry = None
     for t in tapes:
         tracked = t.tracked
@@ -162,12 +213,13 @@ def record(
         if entry is None:
             if multiple:
                 out_tids = tuple([o._tid for o in outs])
-                follow = [o._tid for o in outs if o._value.dtype.kind in _DIFFERENTIABLE_KINDS]
+                follow = [o._tid for o in outs if raw(o).dtype.kind in _DIFFERENTIABLE_KINDS]
             else:
                 out_tids = (outs[0]._tid,)
-                follow = out_tids if outs[0]._value.dtype.kind in _DIFFERENTIABLE_KINDS else ()
+                follow = out_tids if raw(outs[0]).dtype.kind in _DIFFERENTIABLE_KINDS else ()
             # tuple.__new__ skips the Python-level NamedTuple constructor: this is the per-op hot path.
-            entry = _new_entry(tape_lib.TapeEntry, (opdef, params_key, tuple(tids), tuple(vals), out_tids, multiple))
+            entry = _new_entry(tape_lib.TapeEntry,
+                               (opdef, params_key, tuple(tids), tuple(vals), out_tids, multiple, app))
         t.entries.append(entry)
         tracked.update(follow)
 

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import contextlib
 import enum
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import jax
 import jax.numpy as jnp
 
-from . import debugging, errors, logs, tape as tape_lib, transforms
+from . import debugging, deferred, errors, logs, tape as tape_lib, transforms
 from .problem import Problem, is_float
 from .tensor import EagerTensor, Tensor
 from .variable import Variable
@@ -198,7 +198,7 @@ class GradientTape:
             groups = problem.connected_groups
             chunk = None if parallel_iterations is None else int(parallel_iterations)
             source_size = sum(problem.leaf_vals[g[0]].size for g in groups)
-            forward = source_size < target._value.size and problem.slice.program.forward_ok
+            forward = source_size < _size(target) and problem.slice.program.forward_ok
             if forward:
                 kind, build = ("jacfwd", groups, chunk), transforms.jacobian_fwd_builder(groups, chunk)
                 eager = None
@@ -207,7 +207,8 @@ class GradientTape:
                 eager = None if chunk is not None else lambda: self._jacobian_sweep(problem, target)
             results = problem.per_source(problem.run(kind, build, eager=eager))
         self._end_differentiation()
-        out = [_unconnected(s, r, mode, tuple(target.shape) + tuple(s.shape)) for s, r in zip(flat_sources, results)]
+        out = [_unconnected(s, r, mode, lambda s=s: tuple(target.shape) + tuple(s.shape))
+               for s, r in zip(flat_sources, results)]
         return jax.tree_util.tree_unflatten(source_tree, out)
 
     def batch_jacobian(
@@ -364,6 +365,11 @@ def _describe(source: Any) -> str:
         else repr(source)
 
 
+def _size(t: Tensor | Variable) -> Any:
+    """The number of elements, without computing a deferred tensor."""
+    return (t._value if isinstance(t, Variable) else deferred.raw(t)).size
+
+
 def _single_target(target: Any, method: str) -> Tensor | Variable:
     if not isinstance(target, Tensor | Variable):
         raise TypeError(f"GradientTape.{method} takes one target Tensor, got {type(target).__name__}; for several "
@@ -385,10 +391,13 @@ def _as_tensor_like(value: Any, like: Tensor | Variable) -> Tensor:
     return EagerTensor(jnp.asarray(value, like._value.dtype))
 
 
-def _unconnected(source: Any, result: Any, mode: UnconnectedGradients, shape: tuple[int, ...] | None = None) -> Any:
-    """None, or zeros (of `shape`, default the source's) for `unconnected_gradients=ZERO`."""
+def _unconnected(source: Any, result: Any, mode: UnconnectedGradients,
+                 shape: tuple[int, ...] | Callable[[], tuple[int, ...]] | None = None) -> Any:
+    """None, or zeros (of `shape`, or `shape()`, default the source's) for `unconnected_gradients=ZERO`."""
     if result is not None or mode is UnconnectedGradients.NONE:
         return result
+    if callable(shape):
+        shape = shape()
     return EagerTensor(jnp.zeros(tuple(source.shape) if shape is None else shape, source.dtype.as_numpy_dtype))
 
 

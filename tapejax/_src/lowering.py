@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 import jax
 import numpy as np
 
-from . import errors
+from . import deferred, errors
 from .convert import literal
 from .tape import TapeEntry
 
@@ -63,6 +63,7 @@ class Slice(NamedTuple):
     const_vals: tuple[Any, ...]
     connected_targets: tuple[int, ...]  # positions (in the targets given) that depend on a leaf
     step_inputs: tuple[tuple[Any, ...], ...]  # each step's recorded input values (residuals for sweep.py)
+    apps: tuple[deferred.Application | None, ...]  # each step's deferred application, if it was deferred
 
 
 def slice_trace(entries: Sequence[TapeEntry], leaf_tids: Sequence[int], target_tids: Sequence[int],
@@ -136,18 +137,20 @@ def slice_trace(entries: Sequence[TapeEntry], leaf_tids: Sequence[int], target_t
     outputs = tuple([slot[target_tids[i]] for i in connected_targets])
     program = Program(tuple(steps), len(used_leaves), len(const_tids), outputs, tuple(baked.values()))
     return Slice(program, tuple(used_leaves), perturbed, tuple(const_tids), tuple(const_vals), connected_targets,
-                 tuple([e.in_vals for e in kept]))
+                 tuple([e.in_vals for e in kept]), tuple([e.app for e in kept]))
 
 
-def replay_fn(program: Program, forward: bool = False) -> Callable[[Sequence[Any], Sequence[Any]], list[Any]]:
+def replay_fn(program: Program, forward: bool = False,
+              outputs: Sequence[int] | None = None) -> Callable[[Sequence[Any], Sequence[Any]], list[Any]]:
     """The pure function `(leaves, consts) -> targets` that re-runs the program's ops.
 
     With `forward`, ops that have a forward-mode implementation (custom gradients) use it: TF's forward mode
-    differentiates the computation itself and ignores custom gradients.
+    differentiates the computation itself and ignores custom gradients. `outputs` are the slots it returns
+    instead of the targets' (the values of deferred ops).
     """
     steps = [((s.op.forward if forward and s.op.forward is not None else s.op.impl), dict(s.params), s.ins,
               s.multiple, s.adds) for s in program.steps]
-    outputs = program.outputs
+    outputs = program.outputs if outputs is None else outputs
     literals = [np.asarray(value, dtype=np.dtype(dtype)) for dtype, value in program.baked]
 
     def replay(leaves: Sequence[Any], consts: Sequence[Any]) -> list[Any]:
@@ -179,7 +182,8 @@ class Lowered:
         self.replay = replay_fn(program)
         self.forward_replay = replay_fn(program, forward=True) if not program.forward_ok else self.replay
         self._transforms: dict[Any, Callable[..., Any]] = {}
-        self._compiled: dict[Any, Callable[..., Any] | None] = {}  # kind -> jitted fn; None once run eagerly
+        # kind -> {steps whose values it returns: jitted fn}; None once run eagerly
+        self._compiled: dict[Any, dict[tuple[int, ...], Callable[..., Any]] | None] = {}
         self._memo: dict[Any, Any] = {}
 
     def memo(self, key: Any, make: Callable[[], Any]) -> Any:
@@ -198,33 +202,68 @@ class Lowered:
         return fn
 
     def run(self, kind: Any, build: Callable[[Callable], Callable[..., Any]], args: tuple,
-            eager: Callable[[], Any] | None = None) -> Any:
+            eager: Callable[[], Any] | None = None, apps: Sequence[deferred.Application | None] = ()) -> Any:
         """Runs a transformation: through one cached `jax.jit` executable once the structure repeats.
 
         The first time, `eager()` computes the answer without a structure-specific executable (sweep.py: op by
         op, each op's VJP an executable shared by every structure that uses the op). Without `eager`, the
         transformation compiles at once: evaluating a vmapped or nested transformation op by op would compile
         more small executables than the one jit does (measured in docs/design.md).
+
+        `apps` are the steps' deferred applications (deferred.py). A compiled run also returns the values of
+        those whose tensors are alive and fills them in: forward pass and derivative in one dispatch. Any other
+        run computes them op by op first.
         """
         leaves, consts, extras = args
         flat = (*leaves, *consts, *extras)
         if any(isinstance(x, jax.core.Tracer) for x in flat):
             # inside an outer jax trace (tf.function): inline, the outer jit compiles it
+            deferred.compute_all(apps)
             return self.transform(kind, build)(leaves, consts, extras)
         if kind not in self._compiled and eager is not None:
             self._compiled[kind] = None
+            deferred.compute_all(apps)
             return eager()
-        compiled = self._compiled.get(kind)
+        wanted = tuple([k for k, app in enumerate(apps) if app is not None and app.wanted])
+        executables = self._compiled.get(kind)
+        if executables is None:
+            executables = self._compiled[kind] = {}
+        compiled = executables.get(wanted)
         if compiled is None:
-            fn = self.transform(kind, build)
-            n_leaves, n_consts = len(leaves), len(consts)
-            # Flat positional arrays: the cheapest call through JAX's C++ dispatch path.
-            compiled = self._compiled[kind] = jax.jit(
-                lambda *xs: fn(xs[:n_leaves], xs[n_leaves:n_leaves + n_consts], xs[n_leaves + n_consts:]))
-        return compiled(*flat)
+            compiled = executables[wanted] = self._jit(kind, build, len(leaves), len(consts), wanted)
+        outs = compiled(*flat)
+        if not wanted:
+            return outs
+        n = len(outs) - sum(self.program.steps[k].n_out for k in wanted)
+        offset = n
+        for k in wanted:
+            n_out = self.program.steps[k].n_out
+            apps[k].set(outs[offset:offset + n_out])
+            offset += n_out
+        return outs[:n]
+
+    def _jit(self, kind: Any, build: Callable, n_leaves: int, n_consts: int, wanted: tuple[int, ...]) -> Callable:
+        """`build(replay)` jitted over flat arrays, returning also the outputs of the steps in `wanted`."""
+        fn = self.transform(kind, build)
+        values = None
+        if wanted:
+            first = [self.program.first_output]
+            for s in self.program.steps:
+                first.append(first[-1] + s.n_out)
+            slots = [first[k] + i for k in wanted for i in range(self.program.steps[k].n_out)]
+            values = replay_fn(self.program, outputs=slots)
+
+        # Flat positional arrays: the cheapest call through JAX's C++ dispatch path.
+        def flat_fn(*xs: Any) -> tuple[Any, ...]:
+            leaves, consts = xs[:n_leaves], xs[n_leaves:n_leaves + n_consts]
+            outs = fn(leaves, consts, xs[n_leaves + n_consts:])
+            # The forward pass again, for the step values: XLA's CSE merges it with the one inside `fn`.
+            return (*outs, *values(leaves, consts)) if values is not None else outs
+
+        return jax.jit(flat_fn)
 
     def is_compiled(self, kind: Any) -> bool:
-        return self._compiled.get(kind) is not None
+        return bool(self._compiled.get(kind))
 
 
 class Cache:

@@ -13,14 +13,15 @@ from typing import Any
 
 import jax.numpy as jnp
 
-from . import dispatch, errors, logs, lowering, sweep, tape as tape_lib
+from . import deferred, dispatch, errors, logs, lowering, sweep, tape as tape_lib
 from .registry import OpDef
 from .tensor import EagerTensor, Tensor
 from .variable import Variable
 
 
 def is_float(value: Tensor | Variable) -> bool:
-    return dispatch.is_differentiable(value._value.dtype)
+    array = value._value if isinstance(value, Variable) else deferred.raw(value)  # a deferred value stays so
+    return dispatch.is_differentiable(array.dtype)
 
 
 class Problem:
@@ -100,13 +101,16 @@ class Problem:
         """
         sl = self.slice
         extra_vals = tuple(e._value for e in extras)
-        lowered = lowering.CACHE.get(sl.program, lowering.avals(self.leaf_vals + sl.const_vals + extra_vals))
-        outs = lowered.run(kind, build, (self.leaf_vals, sl.const_vals, extra_vals), eager)
+        consts = sl.const_vals
+        if any(type(c) is deferred.Pending for c in consts):  # deferred, but not by this tape's sources
+            consts = tuple(map(deferred.resolve, consts))
+        lowered = lowering.CACHE.get(sl.program, lowering.avals(self.leaf_vals + consts + extra_vals))
+        outs = lowered.run(kind, build, (self.leaf_vals, consts, extra_vals), eager, sl.apps)
         tensors = tuple(EagerTensor(o) for o in outs)
         tapes = tape_lib.STACK.tapes
         if tapes:
             in_tids = (*sl.leaf_tids, *sl.const_tids, *(e._tid for e in extras))
-            in_vals = (*self.leaf_vals, *sl.const_vals, *extra_vals)
+            in_vals = (*self.leaf_vals, *consts, *extra_vals)
             opdef = _lowered_opdef(lowered, kind, build, len(sl.leaf_tids), len(sl.const_tids))
             dispatch.record(tapes, opdef, (), in_tids, in_vals, tensors, True)
         return tensors

@@ -17,6 +17,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .deferred import resolve
 from .lowering import Slice, Step
 
 # (op, params, multiple, batched) -> jitted `(inputs, output cotangents) -> input cotangents`.
@@ -84,7 +85,7 @@ def sweep(sl: Slice, leaf_vals: Sequence[Any], seeds: Sequence[Any], groups: Seq
         cts = [ct.pop(s, None) for s in range(base, base + step.n_out)]
         if all(c is None for c in cts):
             continue
-        in_cts = _op_vjp(step, batched)(inputs, cts)
+        in_cts = _op_vjp(step, batched)([resolve(v) for v in inputs], cts)
         for slot, c in zip(step.ins, in_cts):
             if 0 <= slot < n_leaves or slot >= first_out:
                 accumulate(slot, c)

@@ -26,6 +26,7 @@ class TapeEntry(NamedTuple):
     in_vals: tuple[jax.Array, ...]
     out_tids: tuple[int, ...]
     multiple_results: bool  # impl returns a tuple (even of length one)
+    app: Any = None  # the deferred.Application computing the outputs, if the op was deferred
 
 
 class Tape:

@@ -1,0 +1,202 @@
+"""Deferred forward: ops recorded on a tape compute their values later, fused into the gradient's executable.
+
+Under a tape, an eager op costs one XLA dispatch for its value and the gradient replays the same ops again inside
+its own executable. So a recorded op only infers its output shapes and dtypes (cached per op, params and input
+shapes) and returns a `DeferredTensor`; its value is computed either
+
+- by the executable of a `gradient`/`jacobian` call whose trace structure repeats (a training loop): beside the
+  derivatives it returns the values of the deferred tensors still alive (typically the loss), so the whole step
+  is one dispatch (XLA's CSE merges that forward pass with the one the VJP replays); each output costs about a
+  microsecond, so values nobody can read any more are not returned, or
+- op by op, with each op's own cached executable, the moment anything reads the value (printing, `numpy()`, an
+  op that is not recorded, a structure seen for the first time). Then the tensor becomes a plain EagerTensor.
+
+Either way the value is the op's own JAX function of the same inputs: deferral changes when a value is computed,
+never what it is. Shape and dtype errors are raised when the op is called, as eagerly.
+"""
+
+from __future__ import annotations
+
+import math
+import weakref
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import jax
+
+from . import dtypes, errors
+from .tensor import EagerTensor, Tensor, TensorShape, new_tid
+
+_SLOT = Tensor.__dict__["_value"]  # the slot itself: a DeferredTensor keeps its Pending there
+raw = _SLOT.__get__  # a tensor's array, or its Pending if deferred: read without computing anything
+
+
+class Application:
+    """One deferred op application: `values = fn(*ins)`, computed at most once."""
+
+    __slots__ = ("fn", "ins", "values", "multiple", "op_type", "outputs")
+
+    def __init__(self, fn: Callable[..., Any], ins: list, multiple: bool, op_type: str):
+        self.fn = fn
+        self.ins: list | None = ins  # arrays and Pendings; dropped once computed
+        self.values: tuple | None = None
+        self.multiple = multiple
+        self.op_type = op_type
+        self.outputs: tuple[weakref.ref, ...] = ()  # the DeferredTensors: values are wanted while one lives
+
+    @property
+    def wanted(self) -> bool:
+        """Whether the values are still to be computed and some output tensor is alive to read them."""
+        if self.values is not None:
+            return False
+        for ref in self.outputs:
+            if ref() is not None:
+                return True
+        return False
+
+    def set(self, values: Sequence[Any]) -> None:
+        self.values = tuple(values)
+        self.ins = None
+
+
+class Pending:
+    """Output `index` of an Application, with the shape and dtype inferred for it (an abstract value)."""
+
+    __slots__ = ("app", "index", "aval", "shape", "dtype")
+
+    def __init__(self, app: Application, index: int, aval: tuple):
+        self.app = app
+        self.index = index
+        self.aval = aval  # (shape, dtype, weak_type)
+        self.shape, self.dtype, _ = aval
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    def value(self) -> jax.Array:
+        values = self.app.values
+        if values is None:
+            values = compute(self.app)
+        return values[self.index]
+
+
+def resolve(value: Any) -> Any:
+    """An op input as an array: a Pending is computed."""
+    return value.value() if type(value) is Pending else value
+
+
+def compute(app: Application) -> tuple:
+    """Computes `app` and the deferred applications it depends on, in dependency order (iteratively: a chain of
+    thousands of deferred ops must not exhaust Python's recursion limit)."""
+    stack = [app]
+    while stack:
+        a = stack[-1]
+        if a.values is not None:
+            stack.pop()
+            continue
+        missing = [v.app for v in a.ins if type(v) is Pending and v.app.values is None]
+        if missing:
+            stack.extend(missing)
+            continue
+        args = [v.app.values[v.index] if type(v) is Pending else v for v in a.ins]
+        try:
+            out = a.fn(*args)
+        except (TypeError, ValueError) as e:
+            raise errors.invalid_argument(a.op_type, str(e)) from e
+        a.set(out if a.multiple else (out,))
+        stack.pop()
+    return app.values
+
+
+class DeferredTensor(Tensor):
+    """A tensor whose value is not computed yet. Reading `_value` computes it and makes this an EagerTensor.
+
+    Its shape and dtype are known without computing it.
+    """
+
+    __slots__ = ()
+
+    @property
+    def _value(self) -> jax.Array:
+        value = _SLOT.__get__(self).value()
+        _SLOT.__set__(self, value)
+        self.__class__ = EagerTensor  # same layout: from now on a plain tensor, with no property in the way
+        return value
+
+    @property
+    def shape(self) -> TensorShape:
+        return TensorShape(_SLOT.__get__(self).shape)
+
+    @property
+    def dtype(self) -> Any:
+        return dtypes.from_numpy(_SLOT.__get__(self).dtype)
+
+    @property
+    def ndim(self) -> int:
+        return len(_SLOT.__get__(self).shape)
+
+
+# TF code prints `type(t).__name__`: a tensor computed by a recorded op is an EagerTensor in TF.
+DeferredTensor.__name__ = DeferredTensor.__qualname__ = "EagerTensor"
+
+
+def _new_deferred(pending: Pending) -> DeferredTensor:
+    t = DeferredTensor.__new__(DeferredTensor)
+    _SLOT.__set__(t, pending)
+    t._tid = new_tid()
+    return t
+
+
+# (op, params, input avals) -> (multiple, output avals): shape inference runs once per signature.
+_AVALS: dict[tuple, tuple[bool, tuple]] = {}
+_MAX_AVALS = 8192
+
+
+def _aval(v: Any) -> Any:
+    if v is None:
+        return None
+    if type(v) is Pending:
+        return v.aval
+    return (v.shape, v.dtype, getattr(v, "weak_type", False))
+
+
+def _infer(fn: Callable[..., Any], in_avals: tuple, op_type: str) -> tuple[bool, tuple]:
+    structs = [None if a is None else jax.ShapeDtypeStruct(a[0], a[1], weak_type=a[2]) for a in in_avals]
+    try:
+        out = jax.eval_shape(fn, *structs)
+    except (TypeError, ValueError) as e:
+        raise errors.invalid_argument(op_type, str(e)) from e
+    multiple = type(out) is tuple or type(out) is list
+    outs = out if multiple else (out,)
+    return multiple, tuple((tuple(o.shape), o.dtype, bool(o.weak_type)) for o in outs)
+
+
+def defer(opdef: Any, params_key: tuple, fn: Callable[..., Any], vals: list) -> tuple[tuple, bool, Application]:
+    """The deferred outputs of `fn(*vals)`: (tensors, multiple, application)."""
+    key = (opdef, params_key, *map(_aval, vals))
+    inferred = _AVALS.get(key)
+    if inferred is None:
+        if len(_AVALS) >= _MAX_AVALS:
+            _AVALS.clear()
+        inferred = _AVALS[key] = _infer(fn, key[2:], opdef.op_type)
+    multiple, out_avals = inferred
+    app = Application(fn, vals, multiple, opdef.op_type)
+    if multiple:
+        outs = tuple([_new_deferred(Pending(app, i, a)) for i, a in enumerate(out_avals)])
+        app.outputs = tuple(map(weakref.ref, outs))
+        return outs, True, app
+    out = _new_deferred(Pending(app, 0, out_avals[0]))
+    app.outputs = (weakref.ref(out),)
+    return (out,), False, app
+
+
+def compute_all(apps: Sequence[Application | None]) -> None:
+    """Computes every application not computed yet (a structure seen for the first time runs op by op)."""
+    for app in apps:
+        if app is not None and app.values is None:
+            compute(app)

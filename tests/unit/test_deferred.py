@@ -1,0 +1,136 @@
+"""Deferred forward (deferred.py): recorded ops compute their values later, and the values are the eager ones."""
+
+from __future__ import annotations
+
+import gc
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import tapejax as tf
+from tapejax._src import deferred, lowering
+from tapejax._src.deferred import Pending
+from tapejax._src.tensor import EagerTensor
+
+
+def _chain(h):
+    for i in range(6):
+        h = tf.tanh(h) if i % 2 == 0 else h * 1.5
+    return h
+
+
+def _chain_jnp(h):
+    for i in range(6):
+        h = jnp.tanh(h) if i % 2 == 0 else h * np.float32(1.5)
+    return h
+
+
+W0 = np.linspace(-0.5, 1.0, 16, dtype=np.float32)
+
+
+def test_a_recorded_op_knows_its_shape_and_dtype_before_its_value():
+    x = tf.Variable(np.ones((3, 4), np.float32))
+    with tf.GradientTape():
+        y = tf.reduce_sum(x * 2.0, axis=1)
+    assert type(deferred.raw(y)) is Pending
+    assert y.shape == (3,) and y.dtype == tf.float32 and y.ndim == 1
+    assert type(deferred.raw(y)) is Pending  # asking for the shape computed nothing
+    assert type(y).__name__ == "EagerTensor"  # as TF names it
+    np.testing.assert_array_equal(y.numpy(), np.full(3, 8.0, np.float32))
+    assert type(y) is EagerTensor  # once read, a plain tensor
+
+
+def test_ops_off_the_tape_are_not_deferred():
+    x = tf.constant([1.0, 2.0])
+    with tf.GradientTape():
+        y = x * 2.0  # x is not watched: nothing records this op
+    assert type(y) is EagerTensor
+
+
+def test_values_read_op_by_op_equal_the_eager_values():
+    w = tf.Variable(W0)
+    with tf.GradientTape():
+        y = _chain(w)
+    expected = _chain(tf.constant(W0))  # no tape: computed eagerly
+    np.testing.assert_array_equal(y.numpy(), expected.numpy())
+
+
+def test_a_repeated_gradient_fills_live_values_from_its_own_executable():
+    w = tf.Variable(W0)
+    for step in range(3):  # the structure repeats: the second and third gradients run the fused executable
+        with tf.GradientTape() as tape:
+            h = _chain(w)
+            loss = tf.reduce_sum(h)
+        grad = tape.gradient(loss, w)
+        if step:  # filled in by the gradient's executable, without an op-by-op computation
+            assert type(deferred.raw(loss)) is Pending and deferred.raw(loss).app.values is not None
+        np.testing.assert_allclose(loss.numpy(), np.sum(_chain_jnp(W0)), rtol=1e-6)
+        np.testing.assert_allclose(h.numpy(), _chain_jnp(W0), rtol=1e-6)
+    np.testing.assert_allclose(grad.numpy(), np.asarray(jnp.ones(16) @ _jac(W0)), rtol=1e-5)
+
+
+def _jac(w):
+    import jax
+
+    return jax.jacrev(_chain_jnp)(jnp.asarray(w))
+
+
+def test_a_dead_intermediate_is_not_an_output_of_the_executable():
+    w = tf.Variable(W0)
+    lowering.CACHE.clear()
+    for _ in range(3):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(_chain(w))  # the chain's tensors die inside _chain
+        tape.gradient(loss, w)
+    (lowered,) = lowering.CACHE._items.values()
+    (executables,) = [e for e in lowered._compiled.values() if e]
+    assert list(executables) == [(len(lowered.program.steps) - 1,)]  # it returns only the loss's value
+
+
+def test_a_shape_error_raises_when_the_op_is_called():
+    x = tf.Variable(np.ones((2, 3), np.float32))
+    with tf.GradientTape():
+        with pytest.raises(tf.errors.InvalidArgumentError):
+            tf.matmul(x, tf.ones((4, 5)))
+
+
+def test_a_long_deferred_chain_is_computed_without_recursion():
+    x = tf.Variable(1.0)
+    with tf.GradientTape():
+        h = x
+        for _ in range(5000):
+            h = h * 1.0001
+    np.testing.assert_allclose(h.numpy(), 1.0001 ** 5000, rtol=1e-3)
+
+
+def test_an_op_that_is_not_recorded_computes_its_deferred_input():
+    x = tf.Variable([3.0, 1.0, 2.0])
+    with tf.GradientTape():
+        y = x * 2.0
+        i = tf.argmax(y)  # not differentiable: runs eagerly, so y is computed
+    assert int(i) == 0 and deferred.raw(y).app.values is not None
+
+
+def test_a_persistent_tape_answers_twice_and_values_stay_right():
+    w = tf.Variable(W0)
+    results = []
+    for _ in range(2):
+        with tf.GradientTape(persistent=True) as tape:
+            h = _chain(w)
+            loss = tf.reduce_sum(h)
+        results.append((tape.gradient(loss, w).numpy(), tape.gradient(h, w).numpy(), loss.numpy()))
+    for first, second in zip(results[0], results[1]):
+        np.testing.assert_allclose(first, second, rtol=1e-6)
+
+
+def test_a_deferred_value_is_freed_with_its_tensor():
+    x = tf.Variable(W0)
+    with tf.GradientTape() as tape:
+        y = x * 2.0
+    app = deferred.raw(y).app
+    assert app.wanted
+    del y
+    gc.collect()
+    assert not app.wanted  # nobody can read it: a fused executable would not return it
+    del tape
