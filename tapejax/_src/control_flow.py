@@ -15,8 +15,10 @@ from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
+from jax.experimental import checkify
 
-from . import dispatch, dtypes, tape as tape_lib
+from . import dispatch, dtypes, errors, tape as tape_lib
 from .convert import to_array
 from .registry import OpDef
 from .tensor import OPERATORS, EagerTensor, Tensor, TensorShape, _Operators, new_tid
@@ -145,6 +147,22 @@ def _traced(*values: Any) -> bool:
     return any(isinstance(getattr(v, "_value", v), jax.core.Tracer) for v in values)
 
 
+def symbolic(value: Any) -> Any:
+    """`value` as a tracer of the tf.function trace being built, even where it is a constant.
+
+    A trace folds ops on constants (function._tracing), so a loop variable started from `tf.constant(0)` would
+    reach a captured body as a concrete array, and Python decisions on it (an AutoGraph `if`) would be taken
+    once at trace time. A graph tensor has no value while it is traced, in TF: this gives the body the same.
+    """
+    if isinstance(value, jax.core.Tracer):
+        return value
+    # jax exposes constant folding only as a switch-on context (ensure_compile_time_eval); switching it off
+    # for one op needs its config state.
+    from jax._src import config as jax_config  # noqa: PLC0415
+    with jax_config.eager_constant_folding(False):
+        return jax.lax.optimization_barrier(jnp.asarray(value))
+
+
 def _trace() -> Any:
     return OVERRIDES.trace
 
@@ -246,11 +264,26 @@ def cond(pred: Any, true_fn: Callable | None = None, false_fn: Callable | None =
 
 def switch_case(branch_index: Any, branch_fns: Any, default: Callable | None = None, name: str = "switch_case"
                 ) -> Any:
-    """`branch_fns[branch_index]()`, or `default()` out of range (the last branch if no default), as TF does."""
-    if isinstance(branch_fns, dict):
-        fns = [branch_fns[k] for k in sorted(branch_fns)]
-    else:
-        fns = [f[1] if isinstance(f, tuple) else f for f in branch_fns]
+    """`branch_fns[branch_index]()`, or `default()` out of range (the last branch if no default) (`tf.switch_case`).
+
+    Args:
+      branch_index: an integer scalar tensor; traced inside tf.function, the call becomes `jax.lax.switch`.
+      branch_fns: callables, or (key, callable) pairs or a {key: callable} dict whose int keys are 0..n-1.
+      default: called when `branch_index` is out of range.
+      name: accepted and ignored.
+
+    Returns:
+      What the chosen branch returns.
+
+    Raises:
+      TypeError: `branch_index` is not an integer tensor, or an entry is not a callable or an (int, callable) pair.
+      ValueError: `branch_fns` is empty, or its keys are not the contiguous range 0..n-1.
+
+    >>> import tapejax as tf
+    >>> print(tf.switch_case(tf.constant(1), {1: lambda: tf.constant(20.0), 0: lambda: tf.constant(10.0)}))
+    tf.Tensor(20.0, shape=(), dtype=float32)
+    """
+    fns = _branches(branch_index, branch_fns)
     default = default or fns[-1]
     if not _traced(branch_index):
         i = int(branch_index)
@@ -261,16 +294,123 @@ def switch_case(branch_index: Any, branch_fns: Any, default: Callable | None = N
     return _switch(clamped, [*fns, default], "switch_case")
 
 
+def _branches(branch_index: Any, branch_fns: Any) -> list[Callable]:
+    """tf.switch_case's arguments checked as TF checks them; the branch functions in key order."""
+    if not isinstance(branch_index, Tensor | Variable):
+        raise TypeError(f"'branch_index' must be a Tensor, got {type(branch_index)}")
+    if not branch_index.dtype.is_integer:
+        raise TypeError(f"'branch_index' must be an integer Tensor, got {branch_index.dtype}")
+    if not branch_fns:
+        raise ValueError("Must provide at least one item in 'branch_fns'")
+    if not isinstance(branch_fns, list | tuple | dict):
+        raise TypeError("'branch_fns' must be a list, tuple, or dict")
+    pairs = list(branch_fns.items()) if isinstance(branch_fns, dict) else list(branch_fns)
+    if all(callable(f) for f in pairs):
+        pairs = list(enumerate(pairs))
+    for pair in pairs:
+        if not isinstance(pair, tuple) or len(pair) != 2:
+            raise TypeError(f"Each entry in 'branch_fns' must be a 2-tuple. Received {pair}.")
+        if not isinstance(pair[0], int):
+            raise TypeError(f"key must be a Python `int`, got {type(pair[0])}")
+        if not callable(pair[1]):
+            raise TypeError(f"fn for key {pair[0]} must be callable.")
+    keys = sorted(k for k, _ in pairs)
+    if keys != list(range(len(pairs))):  # a missing key has no position in lax.switch: TF refuses it too
+        raise ValueError(f"branch indices (keys) must form contiguous range of [0 to {len(pairs)}) but found "
+                         f"{{{','.join(map(str, keys))}}}")
+    return [f for _, f in sorted(pairs, key=lambda pair: pair[0])]
+
+
 def case(pred_fn_pairs: Any, default: Callable | None = None, exclusive: bool = False, strict: bool = False,
          name: str = "case") -> Any:
-    """The function of the first true predicate, else `default` (`tf.case`)."""
-    pairs = list(pred_fn_pairs.items() if isinstance(pred_fn_pairs, dict) else pred_fn_pairs)
+    """The function of the first true predicate, else `default` (`tf.case`).
+
+    Args:
+      pred_fn_pairs: (scalar bool tensor, callable) pairs, tested in order (or a dict of them).
+      default: called when no predicate is true. Without one, the last pair's function is the default and one
+        of the predicates must be true.
+      exclusive: whether at most one predicate (of those before the default) may be true.
+      strict: accepted and ignored.
+      name: accepted and ignored.
+
+    Returns:
+      What the chosen function returns.
+
+    Raises:
+      TypeError: an entry is not a (bool tensor, callable) pair.
+      InvalidArgumentError: with no default, no predicate is true; with `exclusive`, more than one is. Inside
+        tf.function, when the step runs (its variables are then left unchanged).
+
+    >>> import tapejax as tf
+    >>> x = tf.constant(0.5)
+    >>> print(tf.case([(x < 0, lambda: -x), (x < 1, lambda: x * 10.0)], default=lambda: x))
+    tf.Tensor(5.0, shape=(), dtype=float32)
+    >>> try:
+    ...     tf.case([(x < 0, lambda: -x)])
+    ... except tf.errors.InvalidArgumentError as e:
+    ...     print(e)  # doctest: +NORMALIZE_WHITESPACE
+    Expected 'tf.Tensor(False, shape=(), dtype=bool)' to be true. Summarized data:
+    b'Input error: None of conditions evaluated as True:' False
+    """
+    pairs = _predicate_pairs(pred_fn_pairs)
+    preds = [p for p, _ in pairs]
     if default is None:
-        pairs, default = pairs[:-1], pairs[-1][1]  # TF: with no default, the last pair's function is it
+        # TF: the last pair's function is the default, run only if its predicate (so one of them) is true
+        _check_predicates(preds, "Input error: None of conditions evaluated as True:", lambda bits: bits.sum() > 0)
+        pairs, default = pairs[:-1], pairs[-1][1]
+    if exclusive and len(pairs) > 1:
+        _check_predicates([p for p, _ in pairs], "Input error: exclusive=True: more than 1 conditions "
+                          f"({', '.join('?' * len(pairs))}) evaluated as True:", lambda bits: bits.sum() <= 1)
     result: Callable = default
     for pred, fn in reversed(pairs):
         result = (lambda p, f, rest: lambda: cond(p, f, rest))(pred, fn, result)
     return result()
+
+
+def _predicate_pairs(pred_fn_pairs: Any) -> list[tuple[Tensor, Callable]]:
+    """tf.case's pairs checked as TF checks them: each a (bool tensor, callable) 2-tuple."""
+    if not isinstance(pred_fn_pairs, list | tuple | dict):
+        raise TypeError(f"'pred_fn_pairs' must be a list, tuple, or dict. Received: {type(pred_fn_pairs)}")
+    pairs = list(pred_fn_pairs.items() if isinstance(pred_fn_pairs, dict) else pred_fn_pairs)
+    for pair in pairs:
+        if not isinstance(pair, tuple) or len(pair) != 2:
+            raise TypeError(f"Each entry in 'pred_fn_pairs' must be a 2-tuple. Received {pair}.")
+        pred, fn = pair
+        if not isinstance(pred, Tensor | Variable):
+            raise TypeError(f"pred must be a Tensor, got: {pred}")
+        if not pred.dtype.is_bool:
+            raise TypeError(f"pred must be Tensor of type bool, got one of type {pred.dtype.name}")
+        if not callable(fn):
+            raise TypeError(f"fn for pred {pred} must be callable.")
+    return pairs
+
+
+def _check_predicates(preds: Sequence[Any], summary: str, passes: Callable[[Any], Any]) -> None:
+    """TF's Assert on tf.case's predicates: InvalidArgumentError unless `passes(bits)`, bits the predicates as
+    0/1. Known now (eager code), it raises now; traced, it is a checkify check, which tf.function turns into an
+    error raised when the step runs, before any variable is written."""
+    values = [_as_tensor(p)._value for p in preds]
+    trace = _trace()
+    if trace is None or not (trace.captures or _traced(*values)):
+        bits = [bool(v) for v in values]
+        if not passes(np.asarray(bits, np.int32)):
+            raise errors.InvalidArgumentError(
+                None, None, f"Expected 'tf.Tensor(False, shape=(), dtype=bool)' to be true. Summarized data: "
+                f"b'{summary}'\n{', '.join(map(str, bits))}")
+        return
+
+    def check(*values: Any) -> tuple:
+        bits = jnp.stack([jnp.reshape(v, ()) for v in values]).astype(jnp.int32)
+        checkify.check(passes(bits), f"assertion failed: [{summary}] {{}}", bits)
+        return ()
+
+    if trace.captures:
+        # inside a traced branch or loop body: a step of the captured body, so it checks when the body runs
+        tids = tuple(p._tid if isinstance(p, Tensor) else new_tid() for p in preds)
+        opdef = OpDef("control_flow.Assert", check, op_type="Assert", jit=False)
+        dispatch.record(tape_lib.STACK.tapes[:1], opdef, (), tids, tuple(values), (), True)
+    else:
+        check(*values)
 
 
 def _switch(index: Tensor, fns: Sequence[Callable], name: str) -> Any:
@@ -301,7 +441,8 @@ def _switch(index: Tensor, fns: Sequence[Callable], name: str) -> Any:
 
 def while_loop(cond: Callable, body: Callable, loop_vars: Any, shape_invariants: Any = None,
                parallel_iterations: int = 10, back_prop: bool = True, swap_memory: bool = False,
-               maximum_iterations: Any = None, name: str | None = None, _names: Sequence[str] | None = None) -> Any:
+               maximum_iterations: Any = None, name: str | None = None, _names: Sequence[str] | None = None,
+               _line: int | None = None) -> Any:
     """Repeats `loop_vars = body(*loop_vars)` while `cond(*loop_vars)` (`tf.while_loop`), at most
     `maximum_iterations` times. Traced, it is `jax.lax.while_loop`; under a tape it needs `maximum_iterations`
     to be reverse-differentiable (it then runs as a masked `jax.lax.scan`)."""
@@ -312,11 +453,11 @@ def while_loop(cond: Callable, body: Callable, loop_vars: Any, shape_invariants:
     if trace is None or not (_traced(*leaves) or _traced(call(cond, loop_vars))):
         return _python_while(cond, body, loop_vars, maximum_iterations, call)
     tensors = [_as_tensor(x) for x in leaves]
-    placeholders = [EagerTensor(t._value) for t in tensors]
+    placeholders = [EagerTensor(symbolic(t._value)) for t in tensors]  # never the initial values: see symbolic
     structured = jax.tree_util.tree_unflatten(treedef, placeholders)
     cond_body, loop_body = _capture_each(
         [lambda *_: call(cond, structured), lambda *_: call(body, structured)], placeholders, trace)
-    _check_loop_outputs(tensors, loop_body, treedef, _names)
+    _check_loop_outputs(tensors, loop_body, treedef, _names, _line)
     inputs = _inputs([cond_body, loop_body])
     carried = [loop_body.variables[uid] for uid in loop_body.assigned]
     n = len(tensors)
@@ -395,22 +536,23 @@ def _python_while(cond: Callable, body: Callable, loop_vars: Any, maximum_iterat
 
 
 def _check_loop_outputs(tensors: Sequence[Tensor], loop_body: Body, treedef: Any,
-                        names: Sequence[str] | None = None) -> None:
-    """TF's rule: a loop variable keeps its structure, dtype and shape from one iteration to the next."""
+                        names: Sequence[str] | None = None, line: int | None = None) -> None:
+    """TF's rule: a loop variable keeps its structure, dtype and shape from one iteration to the next. `names`
+    and `line` are AutoGraph's: the variables' names and the line of the `while`/`for` they come from."""
     if len(loop_body.outputs) != len(tensors):
         raise ValueError(f"The body of tf.while_loop must return the structure of loop_vars ({treedef}); it "
                          f"returned {loop_body.treedef}.")
+    where = f" (the loop on line {line})" if line is not None else ""
     for i, (t, (shape, dtype)) in enumerate(zip(tensors, loop_body.out_avals)):
         what = f"'{names[i]}'" if names else f"Loop variable {i}"
         if t._value.dtype != dtype:
-            raise TypeError(f"{what} enters the loop with dtype {t.dtype.name}, but has dtype "
-                            f"{dtypes.from_numpy(dtype).name} after one iteration. Cast it in the body "
+            raise TypeError(f"{what} has dtype {t.dtype.name} before the loop, but dtype "
+                            f"{dtypes.from_numpy(dtype).name} after one iteration{where}. Cast it in the body "
                             "(tf.cast) so it keeps one dtype.")
         if tuple(t._value.shape) != tuple(shape):
-            raise ValueError(f"{what} enters the loop with shape {t.shape}, but has shape "
-                             f"{TensorShape(shape)} after one iteration. A loop variable must keep its shape "
-                             "inside tf.function: pad it to a fixed size, or collect per-iteration values with "
-                             "tf.scan or tf.map_fn.")
+            raise ValueError(f"{what} has shape {t.shape} before the loop, but shape {TensorShape(shape)} after "
+                             f"one iteration{where}. A loop variable must keep its shape inside tf.function: "
+                             "pad it to a fixed size, or collect per-iteration values with tf.scan or tf.map_fn.")
 
 
 def scan(fn: Callable, elems: Any, initializer: Any = None, parallel_iterations: int = 10, back_prop: bool = True,

@@ -69,7 +69,10 @@ def to_array(value: Any, dtype: dtypes.DType | None = None, hint: dtypes.DType |
                 _SCALARS.clear()
                 _LITERALS.clear()
             host = _convert(value, dtype, hint, from_python)
-            array = _SCALARS[key] = jnp.asarray(host)
+            array = jnp.asarray(host)
+            if isinstance(array, jax.core.Tracer):
+                return array  # made inside a JAX trace that does not fold constants: it must not outlive it
+            _SCALARS[key] = array
             _LITERALS[id(array)] = (host.dtype.str, host.item())
         return array
     return _convert(value, dtype, hint, from_python)

@@ -3,7 +3,9 @@
 Variables are functionalised (DESIGN, "Outside the tape"): the values of the variables a trace reads are inputs
 of the jitted function and the values it assigns are outputs, written back after the call. Inside a trace,
 variable reads, assignments and creations go through the `_Trace` (variable.OVERRIDES.trace), so nothing is
-written until the compiled step has returned: an exception leaves every variable as it was.
+written until the compiled step has returned: an exception leaves every variable as it was. So does a value
+check that fails when the step runs (tf.case's): a checkify check, whose error state the step returns and the
+call raises (as InvalidArgumentError) before writing anything back.
 
 The variable set is found while tracing. Before a first trace it is seeded with the variables reachable from the
 arguments, the bound object and the function's closure and globals; a trace that meets a variable outside its
@@ -25,8 +27,9 @@ from typing import Any, NamedTuple
 import jax
 import jax.extend
 import numpy as np
+from jax.experimental import checkify
 
-from . import autograph, dispatch, dtypes, tape as tape_lib
+from . import autograph, dispatch, dtypes, errors, tape as tape_lib
 from .control_flow import unbounded_loop_message as control_flow_message
 from .convert import to_array
 from .module import Module
@@ -215,7 +218,8 @@ class ConcreteFunction:
         self.used_calls = False
         self.created = 0
         self._out: Any = None  # (treedef, which leaves are tensors, the Python leaves)
-        self._jitted = jax.jit(self._pure)
+        self._failure_tree: Any = None  # treedef of checkify's error state, set when traced
+        self._jitted = jax.jit(self._checked)
         self._opdef: OpDef | None = None
         self.symbolic = False
         self.reverse_ok = True
@@ -247,11 +251,30 @@ class ConcreteFunction:
         self.reverse_ok = not trace.unbounded_loops
         return tuple(outs), tuple(trace.values[v._uid] for v in self.assigned)
 
+    def _checked(self, tensor_vals: tuple, var_vals: tuple, calls: Any) -> tuple:
+        """`_pure` with its run-time input checks (tf.case's, control_flow._check_predicates) functionalised by
+        checkify: their error state comes back as extra outputs, none at all for a step without checks, so a step
+        without them pays nothing for them (not even a device-to-host sync)."""
+        failure, (outs, new_vals) = checkify.checkify(self._pure, errors=checkify.user_checks)(
+            tensor_vals, var_vals, calls)
+        leaves, self._failure_tree = jax.tree_util.tree_flatten(failure)
+        return outs, new_vals, tuple(leaves)
+
+    def _raise_failure(self, leaves: tuple) -> None:
+        """Raises TF's InvalidArgumentError if a check failed in the call that returned `leaves` (this waits
+        for the call to finish: the variables are written back only after it)."""
+        failure = jax.tree_util.tree_unflatten(self._failure_tree, leaves).get_exception()
+        if failure is not None:
+            fmt = getattr(failure, "fmt_string", None)
+            message = str(failure) if fmt is None else fmt.format(*failure.args, **failure.kwargs)
+            raise errors.InvalidArgumentError(None, None, message)
+
     def trace(self, tensor_vals: tuple, var_vals: tuple, calls: Any, symbolic: tuple | None = None) -> None:
         """Traces the Python function once; with `symbolic` argument shapes (an input_signature's None
         dimensions), through `jax.export`, so one trace serves every size, compiled per size by `jax.jit`."""
         if symbolic is None:
-            self.used = _live_inputs(self._jitted.trace(tensor_vals, var_vals, calls).jaxpr.jaxpr)
+            jaxpr = self._jitted.trace(tensor_vals, var_vals, calls).jaxpr.jaxpr
+            self.used = _live_inputs(jaxpr, self._failure_tree.num_leaves)
             return
         self.symbolic = True
         specs = (symbolic, tuple(jax.ShapeDtypeStruct(v.shape, v.dtype) for v in var_vals),
@@ -259,7 +282,9 @@ class ConcreteFunction:
         self._jitted = jax.jit(jax.export.export(self._jitted)(*specs).call)
 
     def __call__(self, tensor_vals: tuple, var_vals: tuple, calls: Any) -> Any:
-        outs, new_vals = self._jitted(tensor_vals, var_vals, calls)
+        outs, new_vals, failure = self._jitted(tensor_vals, var_vals, calls)
+        if failure:
+            self._raise_failure(failure)
         for variable, value in zip(self.assigned, new_vals):
             variable._value = value  # the write-back: only once the whole step has run
         return outs
@@ -276,7 +301,8 @@ class ConcreteFunction:
             n_args, n_vars = self.template.n_tensors, len(self.variables)
 
             def impl(*flat: Any) -> tuple:
-                outs, new_vals = self._jitted(flat[:n_args], flat[n_args:n_args + n_vars], flat[-1])
+                # checked when the call ran (ConcreteFunction.__call__); a replay for a derivative is not
+                outs, new_vals, _ = self._jitted(flat[:n_args], flat[n_args:n_args + n_vars], flat[-1])
                 return (*outs, *new_vals)
 
             self._opdef = OpDef(f"function.{self.function.__name__}", impl, op_type="PartitionedCall", jit=False,
@@ -353,6 +379,11 @@ class Function:
         self._variables: dict[int, Variable] = {}  # uid -> variable: the inputs of every later trace
         self._traced_once = False
         self._tracing_count = 0
+        self._counted: set = set()  # the keys whose trace is counted, whether traced here or inlined in another
+        try:
+            self._signature: inspect.Signature | None = inspect.signature(python_function)
+        except (TypeError, ValueError):  # a callable without a Python signature: calls are keyed as given
+            self._signature = None
         self._calls = 0  # the call number random ops fold into their keys
         self._seed_epoch = _SEED_EPOCH[0]
         self._bound: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -391,22 +422,56 @@ class Function:
     # -- calling -------------------------------------------------------------------------------------------
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if _CONFIG.run_eagerly or OVERRIDES.trace is not None:
-            # eager debugging, or inside another function's trace: inlined into that trace, as TF does
+        if _CONFIG.run_eagerly:
             return self._python_function(*args, **kwargs)
-        template, tensors = self._bind(args, kwargs)
+        if OVERRIDES.trace is not None:
+            return self._inline()(*args, **kwargs)
+        template, tensors = self._bind(*self._canonical(args, kwargs))
         concrete = self._concrete.get(template.key)
         if concrete is None:
             concrete = self._trace(template, tensors)
         return self._run(concrete, template, tensors)
 
+    def _inline(self) -> Callable:
+        """What another function's trace runs for a call to this one: the Python function (converted by AutoGraph
+        if this function converts), inlined in that trace. Its trace is counted once per call key, as TF counts
+        the function it traces for such a call, which a later call with that key outside reuses, uncounted."""
+        def call(*args: Any, **kwargs: Any) -> Any:
+            args, kwargs = self._canonical(args, kwargs)
+            key = self._count_key(self._bind(args, kwargs)[0])
+            if key not in self._counted:
+                self._counted.add(key)
+                self._tracing_count += 1
+            return self._traced_function()(*args, **kwargs)
+
+        return call
+
     def get_concrete_function(self, *args: Any, **kwargs: Any) -> ConcreteFunction:
         if not args and not kwargs and self._input_signature is not None:
             args = tuple(EagerTensor(jax.numpy.zeros([d or 1 for d in s.shape], s.dtype._np))
                          for s in self._input_signature)
-        template, tensors = self._bind(args, kwargs)
+        template, tensors = self._bind(*self._canonical(args, kwargs))
         concrete = self._concrete.get(template.key)
         return concrete if concrete is not None else self._trace(template, tensors)
+
+    def _canonical(self, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+        """The arguments bound to the Python signature, defaults filled in, as TF binds them before keying a
+        call: f(x, scale=2.0), f(x, 2.0) and, when 2.0 is the default, f(x) are one call and one trace."""
+        if self._signature is None:
+            return args, kwargs
+        try:
+            bound = self._signature.bind(*args, **kwargs)
+        except TypeError as e:
+            raise TypeError(f"Binding inputs to tf.function failed due to `{e}`. Received args: {args} and kwargs: "
+                            f"{kwargs} for signature: {self._signature}.") from None
+        if self._input_signature is None:  # with one, the specs say what is passed; the rest keep their defaults
+            bound.apply_defaults()
+        return bound.args, bound.kwargs
+
+    def _count_key(self, template: _Template) -> Any:
+        """What one counted trace stands for: a call key, or the whole input_signature (TF traces it once, even
+        when a step needing concrete sizes is traced here once per size)."""
+        return "input_signature" if self._input_signature is not None else template.key
 
     def _bind(self, args: tuple, kwargs: dict) -> tuple[_Template, list[Tensor]]:
         if self._input_signature is not None:
@@ -457,6 +522,7 @@ class Function:
             self._variables.update(_reachable_variables(self._python_function, tensors, template))
         tensor_vals = tuple(t._value for t in tensors)
         symbolic = _symbolic_specs(_flat_specs(self._input_signature)) if self._symbolic else None
+        count, count_key = self._tracing_count, self._count_key(template)
         for _ in range(_MAX_DISCOVERY_TRACES):
             variables = list(self._variables.values())
             concrete = ConcreteFunction(self, template, variables, first=not self._traced_once)
@@ -473,6 +539,9 @@ class Function:
             self._traced_once = True
             if not concrete.discovered:
                 self._concrete[template.key] = concrete
+                if count_key in self._counted:  # counted already (inlined in another trace, or another size)
+                    self._tracing_count = count
+                self._counted.add(count_key)
                 return concrete
             self._variables.update(concrete.discovered)
         raise RuntimeError(f"tf.function {self.__name__!r} met new variables on each of "
@@ -504,9 +573,11 @@ class Function:
         return concrete.structure(results)
 
 
-def _live_inputs(jaxpr: Any) -> tuple[bool, ...]:
-    """Per input of a jaxpr, whether an output (or an effect, like tf.print) depends on it: backwards liveness."""
-    live = {v for v in jaxpr.outvars if not isinstance(v, jax.extend.core.Literal)}
+def _live_inputs(jaxpr: Any, n_checks: int = 0) -> tuple[bool, ...]:
+    """Per input of a jaxpr, whether an output (or an effect, like tf.print) depends on it: backwards liveness.
+    The last `n_checks` outputs are run-time checks' error state: what only they read has no gradient, as in TF."""
+    outvars = jaxpr.outvars[:len(jaxpr.outvars) - n_checks]
+    live = {v for v in outvars if not isinstance(v, jax.extend.core.Literal)}
     for eqn in reversed(jaxpr.eqns):
         if eqn.effects or any(v in live for v in eqn.outvars):
             live.update(v for v in eqn.invars if not isinstance(v, jax.extend.core.Literal))

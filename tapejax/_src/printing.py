@@ -1,18 +1,21 @@
 """tf.print: TF's text for tensors, printed when the step runs (inside tf.function, through a JAX callback).
 
-TF formats float32 with 9 significant digits and float64 with 17, bools as 1/0, and shows `summarize` items at
-each end of a long axis around "...". Nests of tensors print like Python's containers, tensors formatted.
+TF writes a float with the fewest digits of two that read back as the same number: 6 or 9 significant digits for
+float32 (and float16 / bfloat16, printed as float32), 15 or 17 for float64; bools as 1/0, complex numbers as "?".
+It shows `summarize` items at each end of a long axis around "...". Nests of tensors print like Python's
+containers, tensors formatted.
 """
 
 from __future__ import annotations
 
+import math
 import sys
 from typing import Any
 
 import jax
 import numpy as np
 
-from . import dispatch, tape as tape_lib
+from . import tape as tape_lib
 from .registry import OpDef
 from .tensor import Tensor, _Operators
 from .variable import OVERRIDES, Variable
@@ -39,8 +42,9 @@ def print_(*inputs: Any, output_stream: Any = None, summarize: int = 3, sep: str
         reads = [x._read() if isinstance(x, Variable) else (x._tid, x._value) for x in tensors]
         opdef = OpDef("print", lambda *values: (jax.debug.callback(emit, *values, ordered=True), ())[1],
                       op_type="PrintV2", jit=False)
-        dispatch.record(tape_lib.STACK.tapes[:1], opdef, (), tuple(t for t, _ in reads),
-                        tuple(v for _, v in reads), (), True)
+        # Appended whatever its inputs: a print is a side effect, kept even with no tensor to print.
+        tape_lib.STACK.tapes[0].entries.append(tape_lib.TapeEntry(
+            opdef, (), tuple(t for t, _ in reads), tuple(v for _, v in reads), (), True))
     elif trace is not None:
         # inside tf.function: at run time, in program order. The call number (a traced input) goes along so the
         # callback is staged even when every printed value is a constant folded at trace time.
@@ -92,9 +96,22 @@ def _scalar(x: np.ndarray) -> str:
     if kind == "b":
         return "1" if x else "0"
     if kind == "f" or x.dtype.name == "bfloat16":
-        digits = 17 if x.dtype.itemsize >= 8 else 9
-        return f"{float(x):.{digits}g}"
+        if x.dtype.itemsize >= 8:
+            return _shortest(float(x), np.float64, 15, 17)
+        return _shortest(float(x), np.float32, 6, 9)
     if kind == "c":
-        digits = 17 if x.dtype.itemsize >= 16 else 9
-        return f"({x.real:.{digits}g},{x.imag:.{digits}g})"
+        return "?"  # TF's PrintV2 has no text for complex numbers
     return str(x.item() if hasattr(x, "item") else x)
+
+
+def _shortest(value: float, dtype: type, short: int, long: int) -> str:
+    """`value` with `short` significant digits if that text reads back as the same `dtype` number, else `long`
+    (enough for any): TF's float-to-text rule, so 0.1 prints as 0.1, not 0.100000001.
+
+    >>> _shortest(float(np.float32(0.1)), np.float32, 6, 9), _shortest(1 / 3, np.float64, 15, 17)
+    ('0.1', '0.33333333333333331')
+    """
+    if abs(value) < np.finfo(dtype).tiny:
+        value = math.copysign(0.0, value)  # TF prints with subnormals flushed to zero
+    text = f"{value:.{short}g}"
+    return text if dtype(text) == dtype(value) else f"{value:.{long}g}"

@@ -342,21 +342,12 @@ def _side_effects(tf):
 
 SNIPPETS = [_retracing, _python_arguments, _tape_inside, _tape_outside, _unused_argument_gradient, _assign_then_read,
             _variables, _variable_created_on_first_call, _variable_read_through_a_helper, _input_signature,
-            _input_signature_python_list, _methods, _nested_functions, _autodiff_inside, _random,
-            _run_functions_eagerly, _side_effects]
+            _input_signature_python_list, _input_signature_concrete_size, _methods, _nested_functions,
+            _keyword_then_positional, _autodiff_inside, _random, _run_functions_eagerly, _side_effects,
+            _nested_inner_tracing_count]
 
 # Snippets where tapejax differs from TensorFlow: each is a bug report (strict: it turns red the day it is fixed).
-KNOWN_DIFFERENCES = {
-    _input_signature_concrete_size: (
-        "With None dimensions in input_signature, a step needing a concrete size (tf.reshape(x, [2, -1])) is traced "
-        "per size, and the failed symbolic trace is counted: tracing count 3 for two sizes, TF 1."),
-    _nested_inner_tracing_count: (
-        "A tf.function called inside another one's trace is inlined without counting a trace: "
-        "inner.experimental_get_tracing_count() is 0 where TF gives 1."),
-    _keyword_then_positional: (
-        "Calls are keyed on the (args, kwargs) split as given: f(x, scale=2.0) then f(x, 2.0) traces twice; TF binds "
-        "arguments to the signature first and traces once."),
-}
+KNOWN_DIFFERENCES: dict = {}
 
 
 @pytest.mark.parametrize("snippet", SNIPPETS + [
@@ -485,7 +476,48 @@ def _switch_case_non_contiguous_keys(tf):
     return tf.switch_case(tf.constant(1), {0: lambda: tf.constant(10.0), 2: lambda: tf.constant(30.0)})
 
 
-CONTROL_FLOW = [_conditionals, _loops, _scans_and_maps, _control_flow_gradients, _while_loop_variables]
+def _case_without_default_none_true_compiled(tf):
+    v = tf.Variable(1.0)
+
+    @tf.function
+    def f(x):
+        v.assign(x)
+        return tf.case([(x < 0, lambda: x), (x < 1, lambda: x * 2.0)])
+
+    f(tf.constant(0.5))
+    f(tf.constant(5.0))
+
+
+def _case_exclusive_two_true_compiled(tf):
+    f = tf.function(lambda x: tf.case([(x < 0, lambda: -x), (x < 1, lambda: x * 10.0)], default=lambda: x,
+                                      exclusive=True))
+    f(tf.constant(0.5))
+    f(tf.constant(-5.0))
+
+
+def _switch_case_python_int_index(tf):
+    return tf.switch_case(1, [lambda: tf.constant(10.0), lambda: tf.constant(20.0)])
+
+
+def _case_python_bool_predicate(tf):
+    return tf.case([(False, lambda: tf.constant(1.0))], default=lambda: tf.constant(2.0))
+
+
+def _case_checks(tf):
+    """Inputs that pass tf.case's checks: with no default, the last pair's predicate may be the only true one, and
+    `exclusive` does not count it (TF makes it the default)."""
+    def f(x):
+        return (tf.case([(x < 0, lambda: x), (x < 1, lambda: x * 2.0)]),
+                tf.case([(x < 0, lambda: x), (x < 1, lambda: x * 2.0)], exclusive=True),
+                tf.case([(x < -1, lambda: -x), (x > 0, lambda: x * 10.0)], default=lambda: x, exclusive=True))
+
+    compiled = tf.function(f)
+    out = [(f(tf.constant(x)), compiled(tf.constant(x))) for x in (-0.5, 0.5)]
+    return out, compiled.experimental_get_tracing_count()
+
+
+CONTROL_FLOW = [_conditionals, _loops, _scans_and_maps, _control_flow_gradients, _while_loop_variables,
+                _case_checks]
 
 
 @pytest.mark.parametrize("snippet", CONTROL_FLOW, ids=lambda f: f.__name__.strip("_"))
@@ -568,19 +600,11 @@ def _exception_after_assign(tf):
 ERRORS = [_bool_of_traced_tensor, _if_on_traced_tensor_without_autograph, _numpy_of_traced_tensor,
           _variable_on_a_later_call, _variable_on_every_call, _signature([2, 4], "float32"),
           _signature([3], "float32"), _signature([2, 3], "float64"), _signature([2, 3], "int32"),
-          _while_shape_change, _while_dtype_change, _exception_after_assign]
+          _while_shape_change, _while_dtype_change, _exception_after_assign, _case_without_default_none_true,
+          _case_without_default_none_true_compiled, _case_exclusive_two_true, _case_exclusive_two_true_compiled,
+          _switch_case_non_contiguous_keys, _switch_case_python_int_index, _case_python_bool_predicate]
 
-ERROR_DIFFERENCES = {
-    _case_without_default_none_true: (
-        "tf.case with no default and no true predicate returns the last pair's value; TF raises "
-        "InvalidArgumentError ('None of conditions evaluated as True')."),
-    _case_exclusive_two_true: (
-        "tf.case(exclusive=True) with two true predicates returns the first one's value; TF raises "
-        "InvalidArgumentError ('more than 1 conditions evaluated as True')."),
-    _switch_case_non_contiguous_keys: (
-        "tf.switch_case with dict keys {0, 2} sorts them into positions (index 1 runs the branch of key 2); TF "
-        "raises ValueError ('branch indices (keys) must form contiguous range')."),
-}
+ERROR_DIFFERENCES: dict = {}
 
 
 def _error_type(snippet, module):
@@ -636,9 +660,12 @@ def _prints_short_floats(tf):
     @tf.function
     def f(x):
         tf.print(x, x * 1e10, output_stream=sys.stdout)
+        tf.print(tf.cast(x, tf.float64) * 3.0, tf.cast(x, tf.float16), output_stream=sys.stdout)
+        tf.print(tf.constant([1 / 3, 1e-5, 1e16, 1e-45, -1e-45]), tf.constant([1 / 3, 0.1 * 3, 1e-320], tf.float64),
+                 tf.constant([1 + 2j]), output_stream=sys.stdout)
         return x
 
-    f(tf.constant([0.1, 0.2, 3.0e-8]))
+    f(tf.constant([0.1, 0.2, 3.0e-8, 123456789.0, 0.000123456789, -0.0, float("inf"), float("nan")]))
 
 
 def _printed(snippet, capfd):
@@ -656,10 +683,6 @@ def test_tf_print_text_agrees_with_tensorflow(capfd):
     assert got == expected
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "tf.print formats every float32 with 9 significant digits ('%.9g'); TF prints the shortest of 6 and 9 digits "
-    "that round-trips (as strings::FloatToBuffer does; DBL_DIG=15 / 17 for float64): TF '[0.1 0.2 3e-08]', "
-    "tapejax '[0.100000001 0.200000003 2.99999989e-08]'."))
 def test_tf_print_short_floats_agree_with_tensorflow(capfd):
     got, expected = _printed(_prints_short_floats, capfd)
     assert got == expected

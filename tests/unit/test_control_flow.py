@@ -217,6 +217,121 @@ def test_case_gradient():
     same_gradients_compiled_and_eager(lambda x: _case(x * x - 1.0), (c(0.5),), (c(1.2),), (c(3.0),))
 
 
+# tf.case's input errors (TF raises InvalidArgumentError): eagerly at once, compiled when the step runs
+
+
+def _no_default(x):
+    return tf.case([(x < 0, lambda: -x), (x < 1, lambda: x * 10.0)])
+
+
+def _exclusive(x):
+    return tf.case([(x < 0, lambda: -x), (x < 1, lambda: x * 10.0)], default=lambda: x + 100.0, exclusive=True)
+
+
+@pytest.mark.parametrize("fn, bad, good, message", [
+    (_no_default, 5.0, 0.5, "None of conditions evaluated as True"),
+    (_exclusive, -5.0, 0.5, "exclusive=True: more than 1 conditions"),
+])
+def test_case_input_errors_eagerly_and_compiled(fn, bad, good, message):
+    with pytest.raises(tf.errors.InvalidArgumentError, match=message):
+        fn(c(bad))
+    compiled = tf.function(fn)
+    close(compiled(c(good)), fn(c(good)))
+    with pytest.raises(tf.errors.InvalidArgumentError, match=message):
+        compiled(c(bad))
+    close(compiled(c(good)), fn(c(good)))  # the failed call changed nothing
+    assert compiled.experimental_get_tracing_count() == 1
+
+
+def test_case_exclusive_without_default_does_not_count_the_last_predicate():
+    # TF makes the last pair the default, so only the predicates before it must be exclusive
+    f = lambda x: tf.case([(x < 0, lambda: -x), (x < 1, lambda: x * 10.0)], exclusive=True)  # noqa: E731
+    same_compiled_and_eager(f, (c(-0.5),), (c(0.5),))
+    close(f(c(-0.5)), c(0.5))
+
+
+def test_a_failing_case_check_leaves_every_variable_unchanged():
+    v, steps = tf.Variable([1.0, 2.0]), tf.Variable(0)
+
+    @tf.function
+    def step(x):
+        steps.assign_add(1)
+        v.assign(v * x)
+        return _no_default(tf.reduce_sum(v))
+
+    close(step(c(0.1)), c(3.0))  # sum(v) = 0.3
+    close((v.read_value(), steps.read_value()), (c([0.1, 0.2]), c(1, tf.int32)))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="None of conditions evaluated as True"):
+        step(c(100.0))  # sum(v) = 30: no predicate is true
+    close((v.read_value(), steps.read_value()), (c([0.1, 0.2]), c(1, tf.int32)))
+    with tf.GradientTape() as tape:  # under a tape outside the call too
+        with pytest.raises(tf.errors.InvalidArgumentError):
+            step(c(100.0))
+    close((v.read_value(), steps.read_value()), (c([0.1, 0.2]), c(1, tf.int32)))
+    assert step.experimental_get_tracing_count() == 1
+    del tape
+
+
+def test_a_case_check_in_a_branch_runs_only_when_the_branch_runs():
+    w = tf.Variable(0.0)
+
+    @tf.function
+    def f(x):
+        w.assign_add(1.0)
+        return tf.cond(x > 0, lambda: _no_default(x), lambda: x * 3.0)
+
+    close(f(c(-2.0)), c(-6.0))  # the branch holding the failing check is not taken
+    close(f(c(0.5)), c(5.0))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="None of conditions"):
+        f(c(2.0))
+    close(w.read_value(), c(2.0))
+
+
+def test_case_checks_inside_loops_and_maps():
+    loop = tf.function(lambda n: tf.while_loop(lambda i: i < n, lambda i: tf.case([(i < 3, lambda: i + 1)]),
+                                               [tf.constant(0)]))
+    close(loop(c(3, tf.int32)), [c(3, tf.int32)])
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        loop(c(5, tf.int32))  # the fourth iteration has no true predicate
+    mapped = tf.function(lambda x: tf.vectorized_map(lambda r: tf.case([(r > 0, lambda: r * 2.0)]), x))
+    close(mapped(c([1.0, 2.0])), c([2.0, 4.0]))
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        mapped(c([1.0, -1.0]))
+
+
+def test_case_gradient_with_a_check():
+    same_gradients_compiled_and_eager(lambda x: _no_default(x * x - 1.0), (c(0.5),), (c(0.2),))
+
+
+def test_case_and_switch_case_argument_errors():
+    x = c(1.0)
+    with pytest.raises(TypeError, match="pred must be a Tensor"):
+        tf.case([(True, lambda: x)], default=lambda: x)
+    with pytest.raises(TypeError, match="type bool"):
+        tf.case([(x, lambda: x)], default=lambda: x)
+    with pytest.raises(TypeError, match="2-tuple"):
+        tf.case([(x > 0, lambda: x, 1)], default=lambda: x)
+    with pytest.raises(ValueError, match="contiguous range of \\[0 to 2\\) but found \\{0,2\\}"):
+        tf.switch_case(c(1, tf.int32), {0: lambda: x, 2: lambda: x * 2.0})
+    with pytest.raises(ValueError, match="contiguous range"):
+        tf.switch_case(c(1, tf.int32), [(1, lambda: x), (1, lambda: x)])
+    with pytest.raises(TypeError, match="key must be a Python `int`"):
+        tf.switch_case(c(0, tf.int32), {"a": lambda: x})
+    with pytest.raises(TypeError, match="'branch_index' must be a Tensor"):
+        tf.switch_case(1, [lambda: x])
+    with pytest.raises(TypeError, match="integer Tensor"):
+        tf.switch_case(c(1.0), [lambda: x])
+    with pytest.raises(ValueError, match="at least one"):
+        tf.switch_case(c(0, tf.int32), [])
+    with pytest.raises(ValueError, match="contiguous range"):  # raised while tracing, as TF does
+        tf.function(lambda i: tf.switch_case(i, {0: lambda: x, 2: lambda: x}))(c(0, tf.int32))
+
+
+def test_switch_case_keys_out_of_order():
+    f = lambda i: tf.switch_case(i, {2: lambda: c(30.0), 0: lambda: c(10.0), 1: lambda: c(20.0)})  # noqa: E731
+    close(same_compiled_and_eager(f, *[(c(i, tf.int32),) for i in (0, 1, 2)]), [c(10.0), c(20.0), c(30.0)])
+
+
 # ---------------------------------------------------------------------------------------------------
 # while_loop
 # ---------------------------------------------------------------------------------------------------
