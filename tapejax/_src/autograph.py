@@ -11,6 +11,7 @@ Python, exactly as TF's AutoGraph does.
 from __future__ import annotations
 
 import ast
+import copy
 import functools
 import inspect
 import itertools
@@ -22,10 +23,11 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from . import control_flow
-from .tensor import OPERATORS, Tensor
+from .tensor import OPERATORS, EagerTensor, Tensor, TensorShape
 from .variable import Variable
 
 _LIBRARY_DIRS = tuple(str(pathlib.Path(m.__file__).parent) for m in (jax, np))  # tapejax's: added below
@@ -58,49 +60,142 @@ def ld(get: Callable[[], Any], name: str) -> Any:
 
 
 def _is_tensor(x: Any) -> bool:
-    return isinstance(x, Tensor | Variable) and isinstance(
-        x._value if isinstance(x, Tensor) else x._current(), jax.core.Tracer)
+    """Whether `x` is a graph tensor: inside a tf.function trace every tensor is one, as in TF, even a constant
+    the trace has folded to a value (its `if` is a tf.cond, its loop a tf.while_loop)."""
+    if isinstance(x, Variable):
+        return control_flow._trace() is not None or isinstance(x._current(), jax.core.Tracer)
+    return isinstance(x, Tensor) and (control_flow._trace() is not None or isinstance(x._value, jax.core.Tracer))
+
+
+def _staged(x: Any) -> Any:
+    """A graph tensor as a traced one (a condition: its value is never differentiated)."""
+    value = x._value if isinstance(x, Tensor) else x.read_value()._value
+    return x if isinstance(value, jax.core.Tracer) else EagerTensor(control_flow.symbolic(value))
+
+
+def is_undefined(x: Any) -> bool:
+    return isinstance(x, Undefined)
+
+
+def retval(x: Any) -> Any:
+    """What a function with returns in its control flow returns: None where no `return` ran."""
+    return None if isinstance(x, Undefined) else x
 
 
 def if_stmt(test: Any, body: Callable, orelse: Callable, values: tuple, names: tuple[str, ...], line: int) -> tuple:
+    """`body(*values)` or `orelse(*values)`: a Python `if`, or tf.cond when `test` is a tensor."""
     if not _is_tensor(test):
         return body(*values) if test else orelse(*values)
+    seen: dict[str, tuple[str, Any]] = {}  # name -> (branch, (dtype, shape)) of the branch captured first
 
     def branch(fn: Callable, which: str) -> Callable[[], tuple]:
         def run() -> tuple:
             out = fn(*values)
             for name, value in zip(names, out):
+                if isinstance(value, Undefined) and name == "ag__retval":
+                    raise ValueError(f"the {which} branch must also have a return statement (the `if` on line "
+                                     f"{line}: its condition is a tensor, so both branches run as tf.cond).")
                 if isinstance(value, Undefined):
                     raise ValueError(
                         f"'{name}' must also be initialized in the {which} branch of the `if` on line {line}: its "
                         "condition is a tensor, so both branches run as tf.cond and each must give "
                         f"'{name}' a value of the same dtype and shape.")
+                _check_branch_output(name, value, which, seen, line)
             return out
         return run
 
-    return tuple(control_flow.cond(test, branch(body, "if"), branch(orelse, "else")))
+    return tuple(control_flow.cond(_staged(test), branch(body, "main"), branch(orelse, "else")))
 
 
-def while_stmt(test: Callable, body: Callable, values: tuple, names: tuple[str, ...], line: int) -> tuple:
+def _check_branch_output(name: str, value: Any, which: str, seen: dict, line: int) -> None:
+    """TF's rule for a variable both branches of a tensor `if` assign: one dtype (and, for lax.cond, one
+    shape); the first branch captured is remembered, the second compared with it."""
+    if not isinstance(value, Tensor | Variable | bool | int | float | complex):
+        return
+    tensor = control_flow._as_tensor(value)
+    aval = (tensor.dtype, tuple(tensor._value.shape))
+    if name not in seen:
+        seen[name] = (which, aval)
+        return
+    other, (dtype, shape) = seen[name]
+    main, orelse = ((which, aval), (other, (dtype, shape))) if which == "main" else ((other, (dtype, shape)),
+                                                                                     (which, aval))
+    if main[1][0] != orelse[1][0]:
+        raise TypeError(f"'{name}' has dtype {main[1][0].name} in the main branch, but dtype "
+                        f"{orelse[1][0].name} in the else branch (the `if` on line {line}).")
+    if main[1][1] != orelse[1][1]:
+        raise ValueError(
+            f"'{name}' has shape {TensorShape(main[1][1])} in the main branch, but shape "
+            f"{TensorShape(orelse[1][1])} in the else branch (the `if` on line {line}). Differences from "
+            "TensorFlow: tf.cond compiles to jax.lax.cond, whose branches must give one shape.")
+
+
+_RETURN_IN_LOOP = ("a return statement cannot be placed inside this TensorFlow loop; this may happen if a return "
+                   "statement depends on a static Python condition such as a hyperparameter")
+_EXIT_IN_PYTHON_LOOP = ("break and return statements which depend on a TF condition are not supported in Python "
+                        "for loops. Did you intend to make it a TF loop?\nSee "
+                        "https://github.com/tensorflow/tensorflow/blob/master/tensorflow/python/autograph/g3doc/"
+                        "reference/limitations.md#consistency-of-control-flow-types for more info.")
+
+
+def while_stmt(test: Callable, body: Callable, values: tuple, names: tuple[str, ...], line: int,
+               bound: Any = None) -> tuple:
+    """A Python `while` while its condition is a Python value; tf.while_loop from the first tensor condition
+    on, at most `bound` iterations (a `for` over a range or a tensor knows its trip count).
+
+    Differences from TensorFlow: a variable first assigned inside a tensor loop starts from zeros of the dtype
+    and shape the body gives it; TF asserts at run time that the loop runs at least once.
+    """
     first = test(*values)
     while not _is_tensor(first):  # a Python condition: a Python loop, as AutoGraph leaves it ...
         if not first:
             return values
         values = body(*values)
         first = test(*values)
-    # ... until the condition is a traced tensor: from there on, tf.while_loop from the current values
-    for name, value in zip(names, values):
-        if isinstance(value, Undefined):
-            raise ValueError(f"'{name}' must be defined before the loop on line {line}: its condition is a tensor, "
-                             "so the loop runs as tf.while_loop and carries each variable it assigns.")
-    return tuple(control_flow.while_loop(test, lambda *v: tuple(body(*v)), tuple(values), _names=names))
+    # ... until the condition is a tensor: from there on, tf.while_loop from the current values
+    if "ag__do_return" in names:
+        raise NotImplementedError(_RETURN_IN_LOOP)
+    if any(isinstance(v, Undefined) for v in values):
+        values = _seed_undefined(body, tuple(values), names, line)
+    out = control_flow.while_loop(lambda *v: _staged(test(*v)), lambda *v: tuple(body(*v)), tuple(values),
+                                  maximum_iterations=bound, _names=names, _line=line)
+    return tuple(out)
+
+
+def _seed_undefined(body: Callable, values: tuple, names: tuple[str, ...], line: int) -> tuple:
+    """Loop variables the loop itself first assigns, started from zeros of what one iteration gives them (TF
+    infers them from a trial iteration the same way)."""
+    missing = [i for i, v in enumerate(values) if isinstance(v, Undefined)]
+
+    def one_iteration() -> list:
+        out = body(*values)
+        for i in missing:
+            if isinstance(out[i], Undefined):
+                raise ValueError(f"'{names[i]}' must be defined before the loop on line {line}: its condition is a "
+                                 "tensor, so the loop runs as tf.while_loop and carries each variable it assigns.")
+        return [out[i] for i in missing]
+
+    (trial,) = control_flow._capture_each([one_iteration], [], control_flow._trace())
+    seeded = list(values)
+    for i, (shape, dtype) in zip(missing, trial.out_avals):
+        seeded[i] = EagerTensor(jnp.zeros(shape, dtype))
+    return tuple(seeded)
 
 
 class _Range:
-    """`range(...)` / `tf.range(...)` with a traced bound: iterated by a while_loop over its index."""
+    """`range(...)` / `tf.range(...)` with a tensor bound: iterated by a while_loop over its index."""
 
     def __init__(self, start: Any, limit: Any, delta: Any):
         self.start, self.limit, self.delta = start, limit, delta
+
+    def length(self) -> int | None:
+        """The number of iterations when no bound is traced (the loop's maximum_iterations), else None."""
+        try:
+            start, limit, delta = (int(np.asarray(getattr(a, "_value", a))) for a in (self.start, self.limit,
+                                                                                      self.delta))
+        except (jax.errors.ConcretizationTypeError, TypeError):
+            return None
+        return max(0, -(-(limit - start) // delta))
 
 
 def range_(fn: Callable, *args: Any) -> Any:
@@ -110,20 +205,41 @@ def range_(fn: Callable, *args: Any) -> Any:
     return fn(*args)
 
 
-def for_stmt(iterable: Any, body: Callable, values: tuple, names: tuple[str, ...], line: int) -> tuple:
+def for_stmt(iterable: Any, extra_test: Callable | None, body: Callable, values: tuple, names: tuple[str, ...],
+             line: int) -> tuple:
+    """`for` over a Python iterable: a Python loop. Over a tensor range or a tensor's rows: tf.while_loop over
+    an index, bounded by the trip count; `extra_test` (a `break` or `return` flag) ends it early."""
     tf = _tapejax()
-    if isinstance(iterable, _Range):
-        limit, delta = iterable.limit, iterable.delta
-        index = tf.cast(iterable.start, limit.dtype if isinstance(limit, Tensor | Variable) else tf.int32)
-        out = while_stmt(lambda i, *v: i < limit, lambda i, *v: (i + delta, *body(i, *v)), (index, *values),
-                         ("<loop index>", *names), line)
-        return tuple(out[1:])
-    if isinstance(iterable, Tensor | Variable) and _is_tensor(iterable):
-        n = iterable.shape[0]
-        out = while_stmt(lambda i, *v: i < n, lambda i, *v: (i + 1, *body(tf.gather(iterable, i), *v)),
-                         (tf.constant(0), *values), ("<loop index>", *names), line)
+    more = (lambda *v: True) if extra_test is None else extra_test
+
+    def both(a: Any, b: Any) -> Any:
+        return a if b is True else OPERATORS["math.logical_and"](a, b)
+
+    if isinstance(iterable, Variable):
+        iterable = iterable.read_value()
+    if isinstance(iterable, _Range) or (isinstance(iterable, Tensor) and _is_tensor(iterable)):
+        if isinstance(iterable, _Range):
+            limit, delta = iterable.limit, iterable.delta
+            index = tf.cast(iterable.start, limit.dtype if isinstance(limit, Tensor | Variable) else tf.int32)
+            negative = not isinstance(delta, Tensor | Variable) and delta < 0
+            bound = iterable.length()
+            item = lambda i: i  # noqa: E731
+            inside = (lambda i: i > limit) if negative else (lambda i: i < limit)
+        else:
+            bound = iterable.shape[0]  # None under an input_signature's None dimension: no static trip count
+            rows = tf.shape(iterable)[0] if bound is None else bound
+            index, delta = tf.constant(0), 1
+            item = lambda i: tf.gather(iterable, i)  # noqa: E731
+            inside = lambda i: i < rows  # noqa: E731
+        out = while_stmt(lambda i, *v: both(inside(i), more(*v)), lambda i, *v: (i + delta, *body(item(i), *v)),
+                         (index, *values), ("<loop index>", *names), line, bound)
         return tuple(out[1:])
     for item in iterable:
+        go = more(*values)
+        if _is_tensor(go):
+            raise NotImplementedError(_EXIT_IN_PYTHON_LOOP)
+        if not go:
+            break
         values = body(item, *values)
     return values
 
@@ -134,17 +250,23 @@ def _tapejax() -> Any:
 
 
 def and_(a: Callable, b: Callable) -> Any:
+    """`a() and b()`: on a tensor, `b` runs inside tf.cond only where `a()` is true, as TF's lazy `and`."""
     x = a()
     if _is_tensor(x):
-        return OPERATORS["math.logical_and"](x, b())
+        return control_flow.cond(_staged(x), lambda: _as_bool(b()), lambda: x)
     return x and b()
 
 
 def or_(a: Callable, b: Callable) -> Any:
+    """`a() or b()`: on a tensor, `b` runs inside tf.cond only where `a()` is false."""
     x = a()
     if _is_tensor(x):
-        return OPERATORS["math.logical_or"](x, b())
+        return control_flow.cond(_staged(x), lambda: x, lambda: _as_bool(b()))
     return x or b()
+
+
+def _as_bool(x: Any) -> Any:
+    return x if isinstance(x, Tensor | Variable) else bool(x)
 
 
 def not_(x: Any) -> Any:
@@ -152,8 +274,16 @@ def not_(x: Any) -> Any:
 
 
 def converted_call(fn: Any) -> Any:
-    """`fn` converted when it is user code (a Python function or a bound method of one), else `fn` itself."""
+    """`fn` converted when it is user code (a Python function or a bound method of one), else `fn` itself. A
+    tf.function called while another is traced is inlined, converted as TF converts it."""
+    if control_flow._trace() is not None and _is_tf_function(fn):
+        return fn._inline()  # converted if that function converts, and its trace counted, as in TF
     return convert(fn) if _convertible(fn) else fn
+
+
+def _is_tf_function(fn: Any) -> bool:
+    # function.Function, known by its inlining method: function.py imports this module, not the reverse.
+    return callable(getattr(type(fn), "_inline", None))
 
 
 # -- conversion --------------------------------------------------------------------------------------------------
@@ -184,7 +314,7 @@ def _convertible(fn: Any) -> bool:
     target = fn.__func__ if isinstance(fn, types.MethodType) else fn
     if not isinstance(target, types.FunctionType) or getattr(fn, "__tapejax_do_not_convert__", False):
         return False
-    return target.__name__ != "<lambda>" and is_user_code(target)
+    return is_user_code(target)
 
 
 def convert(fn: Callable) -> Callable:
@@ -226,12 +356,7 @@ class _Unsupported(Exception):
 
 
 def _converted_tree(fn: types.FunctionType) -> tuple[ast.Module, int]:
-    lines, first = inspect.getsourcelines(fn.__code__)  # the code's own source, never a __wrapped__ one
-    source = textwrap.dedent("".join(lines))
-    tree = ast.parse(source)
-    node = tree.body[0]
-    if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-        raise _Unsupported(fn)
+    node, first = _function_node(fn)
     if any(isinstance(n, ast.Name) and n.id == "super" for n in ast.walk(node)) or any(
             isinstance(n, ast.Yield | ast.YieldFrom | ast.Global | ast.Nonlocal | ast.Await) for n in ast.walk(node)):
         raise _Unsupported(fn)  # these depend on the function's own frame or scope: run it as written
@@ -254,6 +379,39 @@ def _converted_tree(fn: types.FunctionType) -> tuple[ast.Module, int]:
     ast.fix_missing_locations(module)
     ast.increment_lineno(module, first - 1)
     return module, first
+
+
+def _function_node(fn: types.FunctionType) -> tuple[ast.FunctionDef, int]:
+    """The `def` of `fn` parsed from its source, a lambda as a `def` returning its body; and its first line."""
+    lines, first = inspect.getsourcelines(fn.__code__)  # the code's own source, never a __wrapped__ one
+    if fn.__name__ != "<lambda>":
+        node = ast.parse(textwrap.dedent("".join(lines))).body[0]
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            raise _Unsupported(fn)
+        return node, first
+    # A lambda's source is the lines it sits on. An indented line parses inside an `if 1:`, which keeps the
+    # columns, so the lambda is found by where its code's instructions are.
+    indented = lines[0][:1].isspace()
+    tree = ast.parse(("if 1:\n" if indented else "") + "".join(lines))
+    shift = first - 1 - indented  # parsed line + shift = file line
+    spots = {(ln, col) for ln, _, col, end in fn.__code__.co_positions()  # (RESUME has an empty span)
+             if ln is not None and col is not None and end is not None and end > col}
+
+    def holds(lam: ast.Lambda) -> bool:
+        start = (lam.body.lineno + shift, lam.body.col_offset)
+        end = (lam.body.end_lineno + shift, lam.body.end_col_offset)
+        return bool(spots) and all(start <= spot < end for spot in spots)
+
+    found = [n for n in ast.walk(tree) if isinstance(n, ast.Lambda) and holds(n)]
+    found = [n for n in found if not any(m is not n and holds(m) and m in list(ast.walk(n)) for m in found)]
+    if len(found) != 1:
+        raise _Unsupported(fn)  # not found, or lambdas nested on one line: left as written
+    lam = found[0]
+    node = ast.FunctionDef(name="ag__lambda", args=lam.args, body=[ast.Return(lam.body)], decorator_list=[],
+                           returns=None, type_params=[])
+    ast.copy_location(node, lam)
+    ast.increment_lineno(node, -(lam.lineno - 1))  # its lines counted from `first`, as a def's are
+    return node, lam.lineno + shift
 
 
 def _convert(fn: types.FunctionType) -> Callable:
@@ -284,8 +442,11 @@ def _stores(nodes: Sequence[ast.AST]) -> list[str]:
 
 
 def _loads(nodes: Sequence[ast.AST]) -> set[str]:
+    """Names a block reads; `x += 1` reads x too (its Name is a Store)."""
     return {n.id for node in nodes for n in _walk_local(node) if isinstance(n, ast.Name)
-            and isinstance(n.ctx, ast.Load)}
+            and isinstance(n.ctx, ast.Load)} | {
+        n.target.id for node in nodes for n in _walk_local(node)
+        if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name)}
 
 
 def _walk_local(node: ast.AST):
@@ -338,7 +499,7 @@ def _contains(nodes: Sequence[ast.AST], kinds: tuple[type, ...], loops: bool = T
                 return True
             if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
                 continue
-            if not loops and isinstance(n, ast.For | ast.While) and n is not node:
+            if not loops and isinstance(n, ast.For | ast.While):
                 continue
             stack.extend(ast.iter_child_nodes(n))
     return False
@@ -373,27 +534,16 @@ class _Converter:
 
             def visit_Return(self, n: ast.Return) -> list[ast.stmt]:
                 value = n.value or ast.Constant(None)
-                return [ast.Assign([ast.Name("ag__retval", ast.Store())], value),
-                        ast.Assign([ast.Name("ag__do_return", ast.Store())], ast.Constant(True))]
+                return [ast.copy_location(ast.Assign([ast.Name("ag__retval", ast.Store())], value), n),
+                        ast.copy_location(ast.Assign([ast.Name("ag__do_return", ast.Store())], ast.Constant(True)),
+                                          n)]
 
-        lowered = [Returns().visit(s) for s in body]
-        start = _parse_stmts("ag__do_return = False\nag__retval = None")
-        return [*start, *self._guard(lowered, "ag__do_return"), *_parse_stmts("return ag__retval")]
-
-    def _guard(self, stmts: list[ast.stmt], flag: str) -> list[ast.stmt]:
-        """`s1; s2; ...` -> `s1; if not flag: s2; ...` after each statement that may set `flag`."""
-        out: list[ast.stmt] = []
-        for i, s in enumerate(stmts):
-            out.append(s)
-            sets_flag = any(isinstance(n, ast.Name) and n.id == flag and isinstance(n.ctx, ast.Store)
-                            for n in _walk_local(s))
-            if sets_flag and i + 1 < len(stmts):
-                rest = self._guard(stmts[i + 1:], flag)
-                guard = ast.If(test=ast.UnaryOp(ast.Not(), ast.Name(flag, ast.Load())), body=rest, orelse=[])
-                ast.copy_location(guard, stmts[i + 1])
-                out.append(guard)
-                break
-        return out
+        lowered: list[ast.stmt] = []
+        for s in body:  # a statement may become two (a top-level return): NodeTransformer then gives a list
+            out = Returns().visit(s)
+            lowered.extend(out if isinstance(out, list) else [out])
+        start = _parse_stmts("ag__do_return = False\nag__retval = ag__.Undefined('ag__retval')")
+        return [*start, *_guard(lowered, "ag__do_return"), *_parse_stmts("return ag__.retval(ag__retval)")]
 
     def block(self, stmts: list[ast.stmt], live_after: set[str]) -> list[ast.stmt]:
         out: list[ast.stmt] = []
@@ -424,6 +574,17 @@ class _Converter:
             return [stmt]
         return [_Expressions(self.line_offset).visit(stmt)]
 
+    def _assign(self, stmt: ast.stmt, outputs: Sequence[str], call: ast.Call) -> list[ast.stmt]:
+        """`outputs = call`, then each output the construct left unassigned deleted again, so that reading it
+        raises UnboundLocalError as in Python (a Python `if` that did not assign it)."""
+        if not outputs:
+            return [ast.Expr(call)]
+        out: list[ast.stmt] = [ast.Assign([_tuple(outputs, ast.Store())], call)]
+        for name in outputs:
+            if not name.startswith("ag__"):
+                out.extend(_parse_stmts(f"if ag__.is_undefined({name}):\n    del {name}"))
+        return out
+
     def convert_if(self, stmt: ast.If, live_after: set[str]) -> list[ast.stmt]:
         k = next(_counter)
         modified = _stores(stmt.body + stmt.orelse)
@@ -437,60 +598,100 @@ class _Converter:
         test = _Expressions(self.line_offset).visit(stmt.test)
         call = _ag_call("if_stmt", [test, ast.Name(true_fn.name, ast.Load()), ast.Name(false_fn.name, ast.Load()),
                          _ld_tuple(params), ast.Constant(tuple(params)), self.line(stmt)])
-        assign = ast.Assign([_tuple(outputs, ast.Store())], call) if outputs else ast.Expr(call)
-        return [ast.copy_location(n, stmt) for n in (true_fn, false_fn, assign)]
+        return [ast.copy_location(n, stmt) for n in (true_fn, false_fn, *self._assign(stmt, outputs, call))]
 
-    def _loop_body(self, body: list[ast.stmt]) -> tuple[list[ast.stmt], list[str]]:
-        """A loop body with `break`/`continue` lowered to flags; the flags it needs as loop variables."""
-        flags: list[str] = []
+    def _loop_body(self, body: list[ast.stmt], k: int) -> tuple[list[ast.stmt], list[str]]:
+        """A loop body with `break`/`continue` lowered to flags of this loop (`ag__break_<k>`, reset by the
+        loop; `ag__continue_<k>`, reset by each iteration) guarding what follows them, and the flags that end
+        the loop: its break flag, and `ag__do_return` when a return inside sets it."""
+        body = copy.deepcopy(body)  # the statement itself stays as written
         if _contains(body, (ast.Continue,), loops=False):
-            body = [*_parse_stmts("ag__continue = False"), *self._guard(_lower_jump(body, ast.Continue,
-                                                                                  "ag__continue"),
-                                                                       "ag__continue")]
+            flag = f"ag__continue_{k}"
+            body = [*_parse_stmts(f"{flag} = False"), *_guard(_lower_jump(body, ast.Continue, flag), flag)]
+        exits = []
         if _contains(body, (ast.Break,), loops=False):
-            body = self._guard(_lower_jump(body, ast.Break, "ag__break"), "ag__break")
-            flags.append("ag__break")
-        return body, flags
+            flag = f"ag__break_{k}"
+            body = _guard(_lower_jump(body, ast.Break, flag), flag)
+            exits.append(flag)
+        if _sets(body, "ag__do_return"):
+            exits.append("ag__do_return")
+        return body, exits
+
+    def _loop_vars(self, body: list[ast.stmt], carried: set[str], exits: Sequence[str],
+                   exclude: Sequence[str] = ()) -> list[str]:
+        modified = [n for n in _stores(body) if n not in exclude]
+        return [n for n in modified if (n in carried or n in exits or n.startswith("ag__"))
+                and not n.startswith("ag__continue_")]
 
     def convert_while(self, stmt: ast.While, live_after: set[str]) -> list[ast.stmt]:
         k = next(_counter)
-        body, flags = self._loop_body(stmt.body)
+        body, exits = self._loop_body(stmt.body, k)
         test_expr = stmt.test
-        for flag in flags + (["ag__do_return"] if _sets(body, "ag__do_return") else []):
+        for flag in exits:  # checked before the test, as `break` skips it
             test_expr = ast.BoolOp(ast.And(), [ast.UnaryOp(ast.Not(), ast.Name(flag, ast.Load())), test_expr])
-        modified = _stores(body)
         carried = _loads([stmt.test]) | _loads_before_store(body) | live_after
-        loop_vars = [n for n in modified if n in carried or n in flags or n.startswith("ag__")]
+        loop_vars = self._loop_vars(body, carried, exits)
         body = self.block(body, set(loop_vars) | live_after)
         test_fn = _func(f"ag__test_{k}", loop_vars, [], [])
         test_fn.body = [ast.Return(_Expressions(self.line_offset).visit(test_expr))]
         body_fn = _func(f"ag__body_{k}", loop_vars, body, loop_vars)
-        init = [ast.Assign([ast.Name(f, ast.Store())], ast.Constant(False)) for f in flags]
+        init = [ast.Assign([ast.Name(f, ast.Store())], ast.Constant(False)) for f in exits if f != "ag__do_return"]
         call = _ag_call("while_stmt", [ast.Name(test_fn.name, ast.Load()), ast.Name(body_fn.name, ast.Load()),
                          _ld_tuple(loop_vars), ast.Constant(tuple(loop_vars)), self.line(stmt)])
-        assign = ast.Assign([_tuple(loop_vars, ast.Store())], call) if loop_vars else ast.Expr(call)
-        return [ast.copy_location(n, stmt) for n in (*init, test_fn, body_fn, assign)]
+        return [ast.copy_location(n, stmt) for n in (*init, test_fn, body_fn, *self._assign(stmt, loop_vars, call))]
 
     def convert_for(self, stmt: ast.For, live_after: set[str]) -> list[ast.stmt]:
         k = next(_counter)
-        body, flags = self._loop_body(stmt.body)
-        if flags or _sets(body, "ag__do_return"):
-            return [_Expressions(self.line_offset).visit(stmt)]  # a for loop with break/return: left to Python
+        body, exits = self._loop_body(stmt.body, k)
         target = stmt.target
-        modified = [n for n in _stores(body) if n not in _stores([target])]
         carried = _loads_before_store(body) | live_after
-        loop_vars = [n for n in modified if n in carried or n.startswith("ag__")]
+        loop_vars = self._loop_vars(body, carried, exits, exclude=_stores([target]))
         body = self.block(body, set(loop_vars) | live_after)
         unpack = ast.Assign([target], ast.Name("ag__item", ast.Load()))
         body_fn = _func(f"ag__for_body_{k}", ["ag__item", *loop_vars], [unpack, *body], loop_vars)
+        defs: list[ast.stmt] = [body_fn]
+        extra_test: ast.expr = ast.Constant(None)
+        if exits:  # the loop goes on while no exit flag is set (TF's extra_test)
+            test_expr = ast.BoolOp(ast.And(), [ast.UnaryOp(ast.Not(), ast.Name(f, ast.Load())) for f in exits]) \
+                if len(exits) > 1 else ast.UnaryOp(ast.Not(), ast.Name(exits[0], ast.Load()))
+            test_fn = _func(f"ag__for_test_{k}", loop_vars, [], [])
+            test_fn.body = [ast.Return(_Expressions(self.line_offset).visit(test_expr))]
+            defs.insert(0, test_fn)
+            extra_test = ast.Name(test_fn.name, ast.Load())
         is_range = _is_range(stmt.iter)
         iterable = _Expressions(self.line_offset).visit(stmt.iter)
         if is_range:
             iterable = _ag_call("range_", [iterable.func, *iterable.args])
-        call = _ag_call("for_stmt", [iterable, ast.Name(body_fn.name, ast.Load()), _ld_tuple(loop_vars),
-                         ast.Constant(tuple(loop_vars)), self.line(stmt)])
-        assign = ast.Assign([_tuple(loop_vars, ast.Store())], call) if loop_vars else ast.Expr(call)
-        return [ast.copy_location(n, stmt) for n in (body_fn, assign)]
+        init = [ast.Assign([ast.Name(f, ast.Store())], ast.Constant(False)) for f in exits if f != "ag__do_return"]
+        call = _ag_call("for_stmt", [iterable, extra_test, ast.Name(body_fn.name, ast.Load()),
+                                     _ld_tuple(loop_vars), ast.Constant(tuple(loop_vars)), self.line(stmt)])
+        return [ast.copy_location(n, stmt) for n in (*init, *defs, *self._assign(stmt, loop_vars, call))]
+
+
+def _guard(stmts: list[ast.stmt], flag: str) -> list[ast.stmt]:
+    """`s1; s2; ...` -> `s1; if not flag: s2; ...` after each statement that may set `flag`, at every depth:
+    inside an `if` (or a loop, for the return flag) the statements after the one setting it are guarded too."""
+    out: list[ast.stmt] = []
+    for i, s in enumerate(stmts):
+        _guard_inside(s, flag)
+        out.append(s)
+        if _sets([s], flag) and i + 1 < len(stmts):
+            guard = ast.If(test=ast.UnaryOp(ast.Not(), ast.Name(flag, ast.Load())),
+                           body=_guard(stmts[i + 1:], flag), orelse=[])
+            out.append(ast.copy_location(guard, stmts[i + 1]))
+            break
+    return out
+
+
+def _guard_inside(stmt: ast.stmt, flag: str) -> None:
+    if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return
+    for field in ("body", "orelse", "finalbody"):
+        block = getattr(stmt, field, None)
+        if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+            setattr(stmt, field, _guard(block, flag))
+    for handler in getattr(stmt, "handlers", []):
+        handler.body = _guard(handler.body, flag)
 
 
 def _is_range(node: ast.expr) -> bool:
@@ -517,15 +718,19 @@ def _ends_with_return(body: Sequence[ast.stmt]) -> bool:
 
 
 def _early_returns_to_else(body: list[ast.stmt]) -> list[ast.stmt]:
-    """`if c: ...; return a` + rest  ->  `if c: ...; return a` / `else: rest`: both branches then return, so a
-    tensor condition gives both branches a value to return."""
+    """`if c: ...; return a` + rest  ->  `if c: ...; return a` / `else: rest` (and the same with the branches
+    swapped): both branches then return, so a tensor condition gives both branches a value to return."""
     out: list[ast.stmt] = []
     for i, stmt in enumerate(body):
         if isinstance(stmt, ast.If):
             stmt.body = _early_returns_to_else(stmt.body)
             stmt.orelse = _early_returns_to_else(stmt.orelse)
-            if _ends_with_return(stmt.body) and not stmt.orelse and i + 1 < len(body):
-                stmt.orelse = _early_returns_to_else(body[i + 1:])
+            if i + 1 < len(body) and _ends_with_return(stmt.body) and not _ends_with_return(stmt.orelse):
+                stmt.orelse = _early_returns_to_else(stmt.orelse + body[i + 1:])
+                out.append(stmt)
+                return out
+            if i + 1 < len(body) and _ends_with_return(stmt.orelse) and not _ends_with_return(stmt.body):
+                stmt.body = _early_returns_to_else(stmt.body + body[i + 1:])
                 out.append(stmt)
                 return out
         out.append(stmt)

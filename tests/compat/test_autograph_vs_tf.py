@@ -378,9 +378,6 @@ def test_variable_in_one_branch_is_a_value_error_naming_it_and_the_line():
         assert type(e) is ValueError and "'z' must also be initialized in the" in str(e)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "wording: for a variable defined only in the else branch TF says \"must also be initialized in the main "
-    "branch\"; tapejax's if_stmt says \"in the if branch\""))
 def test_variable_in_else_only_names_the_main_branch_as_tf():
     for e in raised(defined_in_else_only, f32(1.0)).values():
         assert "'z' must also be initialized in the main branch" in str(e)
@@ -404,10 +401,6 @@ def for_constant_range_shape_change(x):
     return x
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "`for i in tf.range(3)` (a constant bound) is a tf.while_loop in TF, which rejects the shape change "
-    "(ValueError); tapejax folds tf.range(3) to a concrete tensor at trace time, so the loop is unrolled in "
-    "Python and returns shape (8,) without any check"))
 def test_constant_bound_loop_checks_shapes_as_tf():
     for e in raised(for_constant_range_shape_change, f32([1.0])).values():
         assert type(e) is ValueError and "'x'" in str(e)
@@ -423,10 +416,6 @@ def return_in_tensor_while(x):
     return -1
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "TF raises NotImplementedError ('a return statement cannot be placed inside this TensorFlow loop'); "
-    "tapejax fails converting the function with AttributeError ('list' object has no attribute '_fields', "
-    "autograph._lower_returns)"))
 def test_return_inside_a_tensor_loop_is_not_implemented_as_in_tf():
     for e in raised(return_in_tensor_while, f32(1.0)).values():
         assert isinstance(e, NotImplementedError)
@@ -496,9 +485,6 @@ def first_assigned_in_loop(x, n):
     return w
 
 
-@pytest.mark.xfail(strict=True, raises=ValueError, reason=(
-    "TF accepts a variable first assigned inside a tensor loop and used after it (it seeds the loop variable "
-    "from the body's first iteration); tapejax's while_stmt raises \"'w' must be defined before the loop\""))
 def test_variable_first_assigned_inside_a_tensor_loop():
     same_in_tf_and_tapejax(first_assigned_in_loop, (f32(1.0), i32(3)))
 
@@ -512,10 +498,6 @@ def lazy_logic(x):
     return x > 0 and noisy_test(x), x > 0 or noisy_test(x)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "TF's `and`/`or` on a tensor evaluate the right operand lazily (inside tf.cond), so its tf.print runs only "
-    "when needed; tapejax's and_/or_ always call the right operand and combine with logical_and/or, so the "
-    "print runs on every call (values agree)"))
 def test_and_or_on_tensors_evaluate_the_right_operand_lazily(capfd):
     outputs = {}
     for name, lib in LIBRARIES.items():

@@ -69,7 +69,7 @@ def same_gradients_compiled_and_eager(fn, *arg_sets):
     compiled = tf.function(fn)
 
     @tf.function
-    def inside(*args):  # not a lambda: tapejax does not convert lambdas (see test_lambda_calls_are_converted)
+    def inside(*args):
         return gradients(fn, *args)
 
     results = []
@@ -293,11 +293,6 @@ def return_in_else_then_fall_through(x):
     return y + 1.0
 
 
-@pytest.mark.xfail(strict=True, raises=AttributeError, reason=(
-    "autograph._lower_returns: Returns().visit(s) on a top-level `return` statement returns a list, which is "
-    "then walked by _guard/_walk_local as a node ('list' object has no attribute '_fields'); any function with "
-    "a return nested in an if/loop *and* a top-level return that _early_returns_to_else does not absorb fails "
-    "to convert"))
 def test_return_in_else_then_a_final_return():
     same_compiled_and_eager(return_in_else_then_fall_through, (c(1.0),), (c(-1.0),))
 
@@ -310,11 +305,11 @@ def nested_return(x):
     return x
 
 
-@pytest.mark.xfail(strict=True, raises=AttributeError, reason=(
-    "same conversion bug as test_return_in_else_then_a_final_return: a return nested two ifs deep plus a final "
-    "top-level return ('list' object has no attribute '_fields' in autograph._walk_local)"))
-def test_return_in_a_nested_tensor_if():
-    same_compiled_and_eager(nested_return, (c(20.0),), (c(5.0),), (c(-5.0),))
+def test_return_in_a_nested_tensor_if_needs_a_return_in_both_branches_as_in_tf():
+    # TF's AutoGraph refuses this function (the inner tensor `if` returns in one branch only); so does tapejax.
+    with pytest.raises(ValueError, match="else branch must also have a return statement"):
+        tf.function(nested_return)(c(20.0))
+    np.testing.assert_allclose(nested_return(c(20.0)).numpy(), 2000.0)  # eagerly it is plain Python
 
 
 def return_in_python_loop(x):
@@ -325,9 +320,6 @@ def return_in_python_loop(x):
     return x
 
 
-@pytest.mark.xfail(strict=True, raises=AttributeError, reason=(
-    "a return inside a Python `for` plus a final return: autograph._lower_returns leaves a list in the "
-    "statement list ('list' object has no attribute '_fields'); TF runs this Python loop and returns 20.0"))
 def test_return_inside_a_python_loop():
     (result,) = same_compiled_and_eager(return_in_python_loop, (c(1.0),))
     close(result, c(20.0))
@@ -434,12 +426,6 @@ def break_on_counter(x, n):
     return s
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "silently wrong values: control_flow.while_loop captures the body on placeholders EagerTensor(t._value) "
-    "that hold the *concrete* initial value of a loop variable started from a constant (tf.constant(0), the "
-    "index of tf.range), so an `if` on that variable inside the loop is decided once at trace time "
-    "(if_stmt sees no tracer) instead of becoming a tf.cond: parity_* give 6.0 instead of 9.0 for n=4, "
-    "break_on_counter never breaks (10.0 instead of 3.0)"))
 @pytest.mark.parametrize("fn, expected", [(parity_in_while, 9.0), (parity_in_for_range, 9.0),
                                           (break_on_counter, 3.0)], ids=["while", "for-range", "break"])
 def test_if_on_a_loop_counter_started_from_a_constant(fn, expected):
@@ -473,10 +459,6 @@ def continue_in_while(n):
     return s
 
 
-@pytest.mark.xfail(strict=True, raises=ValueError, reason=(
-    "autograph._loop_body puts `ag__continue = False` at the start of the body only, and convert_while makes "
-    "ag__continue a loop variable, so at the loop it is Undefined: while_stmt raises \"'ag__continue' must be "
-    "defined before the loop\" for any `continue` in a while whose condition is a tensor (TF gives 37)"))
 def test_continue_in_tensor_while():
     results = same_compiled_and_eager(continue_in_while, (c(10, tf.int32),), (c(4, tf.int32),))
     close(results, [c(37, tf.int32), c(7, tf.int32)])
@@ -525,10 +507,6 @@ def python_for_break(x):
     return x
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "silently wrong values: convert_for first calls _loop_body, whose _lower_jump NodeTransformer rewrites "
-    "`break` to `ag__break = True` *in place*, then leaves the `for` (it has a break) to Python with that "
-    "mutated body: the loop no longer breaks (11.0 instead of 4.0)"))
 def test_break_in_a_python_for():
     close(same_compiled_and_eager(python_for_break, (c(1.0),)), [c(4.0)])
 
@@ -567,10 +545,6 @@ def break_after_continue(x):
     return x
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "silently wrong values: Converter._guard guards only the statements that follow a flag-setting statement "
-    "in the *same* list, so statements after a `break` nested in an if (or inside the `if not ag__continue` "
-    "guard) still run on the breaking iteration: 708 vs 608, 1004 vs 204, 60 vs 12"))
 @pytest.mark.parametrize("fn", [nested_break_python, nested_break_tensor, break_after_continue],
                          ids=["python", "tensor", "after-continue"])
 def test_statements_after_a_nested_break_do_not_run(fn):
@@ -585,10 +559,6 @@ def counts_steps(x):
     return x
 
 
-@pytest.mark.xfail(strict=True, raises=UnboundLocalError, reason=(
-    "autograph._loads_before_store ignores augmented assignments (`steps += 1` has only a Store-context Name), so "
-    "a variable the loop updates with += but nobody reads afterwards is not a loop variable: the body function "
-    "raises UnboundLocalError (TF returns 10.0)"))
 def test_augmented_assignment_to_a_variable_only_the_loop_uses():
     (result,) = same_compiled_and_eager(counts_steps, (c(1.0),))
     close(result, c(10.0))
@@ -711,10 +681,6 @@ def continue_over_range(n):
     return s
 
 
-@pytest.mark.xfail(strict=True, raises=ValueError, reason=(
-    "`continue` in `for i in tf.range(n)` with a tensor n: the ag__continue flag is a loop variable that is "
-    "only initialised inside the body, so while_stmt raises \"'ag__continue' must be defined before the loop\" "
-    "(TF gives 25 for n=10)"))
 def test_continue_in_for_over_tf_range():
     results = same_compiled_and_eager(continue_over_range, (c(10, tf.int32),), (c(3, tf.int32),))
     close(results, [c(25, tf.int32), c(1, tf.int32)])
@@ -729,9 +695,6 @@ def break_over_range(x, n):
     return s
 
 
-@pytest.mark.xfail(strict=True, raises=jax.errors.ConcretizationTypeError, reason=(
-    "autograph.convert_for leaves a `for` containing `break` to Python: iterating tf.range(n) with a traced n "
-    "calls int() on a tracer (ConcretizationTypeError); TF converts it to a while_loop with an extra test"))
 def test_break_in_for_over_tf_range():
     results = same_compiled_and_eager(break_over_range, (c(2.5), c(10, tf.int32)), (c(20.0), c(10, tf.int32)))
     close(results, [c(3.0), c(10.0)])
@@ -746,10 +709,6 @@ def break_over_rows(x):
     return s
 
 
-@pytest.mark.xfail(strict=True, raises=tf.errors.OperatorNotAllowedInGraphError, reason=(
-    "autograph.convert_for leaves a `for` containing `break` to Python and only rewrites its expressions, so "
-    "the tensor `if` guarding the break is not converted: bool() of a traced tensor raises "
-    "OperatorNotAllowedInGraphError (TF gives 3.0 and 15.0)"))
 def test_break_in_for_over_tensor_rows():
     results = same_compiled_and_eager(break_over_rows, (c([[1.0, 2.0], [-3.0, 1.0], [5.0, 6.0]]),),
                                       (c([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]),))
@@ -913,9 +872,6 @@ def test_tf_module_method_with_tensor_if_and_converted_method_helper():
     assert compiled.__call__.experimental_get_tracing_count() == 1
 
 
-@pytest.mark.xfail(strict=True, raises=tf.errors.OperatorNotAllowedInGraphError, reason=(
-    "autograph._convertible refuses lambdas, so neither a lambda passed to tf.function nor the user functions it "
-    "calls are converted: helper_abs's tensor `if` raises; TF converts lambdas (gives 2.0)"))
 def test_lambda_calls_are_converted():
     close(tf.function(lambda x: helper_abs(x) * 2.0)(c(-1.0)), c(2.0))
 
@@ -931,9 +887,6 @@ def calls_a_tf_function(x):
     return inner_function(x) + 1.0
 
 
-@pytest.mark.xfail(strict=True, raises=tf.errors.OperatorNotAllowedInGraphError, reason=(
-    "a tf.function called inside another's trace runs `self._python_function` unconverted (Function.__call__), "
-    "so its tensor `if` raises OperatorNotAllowedInGraphError; TF converts the inner function too (gives 4.0)"))
 def test_tf_function_called_from_a_converted_function_is_converted():
     results = same_compiled_and_eager(calls_a_tf_function, (c(-3.0),), (c(2.0),))
     close(results, [c(4.0), c(5.0)])
@@ -1002,10 +955,6 @@ def test_variable_defined_in_one_branch_of_a_python_if_is_fine():
     close(tf.function(defined_in_python_if_only)(c(1.0), True), c(2.0))
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "a Python `if` that leaves a variable unassigned: if_stmt returns the autograph.Undefined placeholder, which "
-    "flows on and is returned by the tf.function as an `<undefined y>` object; eagerly (and in TF) reading it "
-    "raises UnboundLocalError"))
 def test_variable_left_unassigned_by_a_python_if_raises_unbound_local_error():
     with pytest.raises(UnboundLocalError):
         defined_in_python_if_only(c(1.0), False)  # eagerly
@@ -1047,9 +996,6 @@ def test_loop_variable_changing_shape_raises_value_error_naming_it():
         tf.function(for_shape_change)(c([1.0]), c(3, tf.int32))
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "control_flow._check_loop_outputs names the variable but not the line of the loop: while_stmt/for_stmt "
-    "pass only `_names` to while_loop, not `line` (TF's message shows the `while`/`for` line)"))
 @pytest.mark.parametrize("fn, args, error, text", [
     (dtype_change, (3.0,), TypeError, "while x > 0.0"),
     (shape_change, ([1.0], 3), ValueError, "while i < n"),
@@ -1070,10 +1016,6 @@ def branch_dtype_mismatch(x):
     return y
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "branches giving a variable different dtypes: the TypeError comes from jax.lax.switch ('switch branches "
-    "must have equal output types') and names neither 'y' nor the line; TF: \"'y' has dtype int32 in the main "
-    "branch, but dtype float32 in the else branch\""))
 def test_branches_with_different_dtypes_name_the_variable():
     with pytest.raises(TypeError, match="'y'"):
         tf.function(branch_dtype_mismatch)(c(1.0))
