@@ -99,17 +99,24 @@ def compute(app: Application) -> tuple:
         if a.values is not None:
             stack.pop()
             continue
-        missing = [v.app for v in a.ins if type(v) is Pending and v.app.values is None]
-        if missing:
-            stack.extend(missing)
-            continue
-        args = [v.app.values[v.index] if type(v) is Pending else v for v in a.ins]
-        try:
-            out = a.fn(*args)
-        except (TypeError, ValueError) as e:
-            raise errors.invalid_argument(a.op_type, str(e)) from e
-        a.set(out if a.multiple else (out,))
-        stack.pop()
+        args = []
+        for v in a.ins:
+            if type(v) is Pending:
+                values = v.app.values
+                if values is None:
+                    stack.append(v.app)
+                    break
+                args.append(values[v.index])
+            else:
+                args.append(v)
+        else:  # every input is available
+            try:
+                out = a.fn(*args)
+            except (TypeError, ValueError) as e:
+                raise errors.invalid_argument(a.op_type, str(e)) from e
+            a.values = tuple(out) if a.multiple else (out,)
+            a.ins = None
+            stack.pop()
     return app.values
 
 
@@ -123,7 +130,9 @@ class DeferredTensor(Tensor):
 
     @property
     def _value(self) -> jax.Array:
-        value = _SLOT.__get__(self).value()
+        pending = _SLOT.__get__(self)
+        values = pending.app.values
+        value = (values if values is not None else compute(pending.app))[pending.index]
         _SLOT.__set__(self, value)
         self.__class__ = EagerTensor  # same layout: from now on a plain tensor, with no property in the way
         return value
