@@ -78,8 +78,13 @@ def slice_trace(entries: Sequence[TapeEntry], leaf_tids: Sequence[int], target_t
     leaf_set = set(leaf_tids)
     depends = set(leaf_set)
     forward: list[TapeEntry] = []
+    stopped = False  # whether an entry of `forward` has inputs TF has no gradient for (OpDef.no_gradient_args)
     for e in entries:
         if not depends.isdisjoint(e.in_tids):
+            if e.op.no_gradient_args:  # only such entries pay for the finer test
+                if depends.isdisjoint(_gradient_inputs(e)):
+                    continue  # connected only through inputs without a gradient: TF gives None
+                stopped = True
             forward.append(e)
             depends.update(e.out_tids)
     connected_targets = tuple([i for i, t in enumerate(target_tids) if t in depends])
@@ -89,7 +94,8 @@ def slice_trace(entries: Sequence[TapeEntry], leaf_tids: Sequence[int], target_t
     for e in reversed(forward):
         if not needed.isdisjoint(e.out_tids):
             kept.append(e)
-            needed.update(e.in_tids)  # ids that depend on no leaf are harmless here: nothing produces them
+            # ids that depend on no leaf are harmless here: nothing produces them
+            needed.update(_gradient_inputs(e) if stopped and e.op.no_gradient_args else e.in_tids)
             if not perturbed_found and not leaf_set.isdisjoint(e.out_tids):
                 perturbed_found = True
     kept.reverse()
@@ -100,6 +106,10 @@ def slice_trace(entries: Sequence[TapeEntry], leaf_tids: Sequence[int], target_t
     perturbed = frozenset()
     if perturbed_found:  # a source produced inside the slice (see Step.adds)
         perturbed = frozenset(leaf_set.intersection([t for e in kept for t in e.out_tids]))
+    if stopped:
+        # An input without a gradient that no gradient path needs is captured at its recorded value, as if it
+        # depended on no source (it may, as zeta(2 * w, q) does on w).
+        depends = depends - {t for e in kept for t in _stopped_inputs(e)}.difference(needed)
     const_tids: list[int] = []
     const_vals: list[Any] = []
     baked: dict[int, tuple[str, Any]] = {}  # tid -> Python literal, baked into the program by value
@@ -138,6 +148,18 @@ def slice_trace(entries: Sequence[TapeEntry], leaf_tids: Sequence[int], target_t
     program = Program(tuple(steps), len(used_leaves), len(const_tids), outputs, tuple(baked.values()))
     return Slice(program, tuple(used_leaves), perturbed, tuple(const_tids), tuple(const_vals), connected_targets,
                  tuple([e.in_vals for e in kept]), tuple([e.app for e in kept]))
+
+
+def _gradient_inputs(e: TapeEntry) -> list[int]:
+    """The input ids of `e` that TF's gradient of its op reaches (all but OpDef.no_gradient_args)."""
+    skip = e.op.no_gradient_args
+    return [t for i, t in enumerate(e.in_tids) if i not in skip]
+
+
+def _stopped_inputs(e: TapeEntry) -> list[int]:
+    """The input ids of `e` that TF's gradient of its op returns None for."""
+    skip = e.op.no_gradient_args
+    return [t for i, t in enumerate(e.in_tids) if i in skip]
 
 
 def replay_fn(program: Program, forward: bool = False,

@@ -7,10 +7,12 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import inspect
 from collections.abc import Callable
 from typing import Any
 
+import jax
 import numpy as np
 
 from . import dispatch
@@ -39,6 +41,9 @@ class OpDef:
         gradient: `impl` is a jax.custom_vjp, and TF's forward mode ignores the custom gradient).
       no_gradient: with has_gradient=False, the LookupError's message when it must say more than TF's
         "no entry" (an unbounded tf.while_loop: how to make it differentiable).
+      no_gradient_args: positions of the tensor arguments TF's registered gradient returns None for (zeta's `x`):
+        `op()` stops JAX's derivative of `impl` there, and lowering does not count an input at such a position as
+        a dependency, so a source connected only through it gets None, as in TF.
     """
 
     name: str
@@ -53,6 +58,7 @@ class OpDef:
     forward: Callable[..., Any] | None = None
     doc: str = ""
     no_gradient: str = ""
+    no_gradient_args: tuple[int, ...] = ()
 
     def __repr__(self) -> str:
         return f"OpDef({self.name!r})"
@@ -96,6 +102,7 @@ def op(
     check: Callable[..., None] | None = None,
     signature: str | None = None,
     doc: str = "",
+    no_gradient_args: tuple[int, ...] = (),
 ) -> Callable[..., Any]:
     """Declares an op and returns its public callable.
 
@@ -105,7 +112,7 @@ def op(
         keyword parameters, the others tensor arguments. A `*args` parameter takes a sequence of tensors.
       signature: comma-separated TF parameter names for the tensor arguments when `impl` has no usable
         signature (e.g. `jnp.sin` -> "x").
-      static, differentiable, has_gradient, op_type, same_dtype, jit, check, doc: see OpDef.
+      static, differentiable, has_gradient, op_type, same_dtype, jit, check, doc, no_gradient_args: see OpDef.
 
     The rows in tapejax/ops/ read like this (`sin = op("math.sin", jnp.sin, signature="x")`):
 
@@ -113,18 +120,32 @@ def op(
     >>> print(tf.math.sin(0.0))
     tf.Tensor(0.0, shape=(), dtype=float32)
     """
-    opdef = OpDef(name, impl, tuple(static), differentiable, has_gradient, op_type or _camel(name), same_dtype,
-                  jit, check, doc=doc)
-    REGISTRY[name] = opdef
     if signature is not None:
         parameters = [inspect.Parameter(p.strip(), inspect.Parameter.POSITIONAL_OR_KEYWORD)
                       for p in signature.split(",")]
         sig = inspect.Signature(parameters)
     else:
         sig = inspect.signature(impl)
+    no_gradient_args = tuple(no_gradient_args)
+    if no_gradient_args:
+        impl = _stop_gradient_at(impl, frozenset(no_gradient_args))
+    opdef = OpDef(name, impl, tuple(static), differentiable, has_gradient, op_type or _camel(name), same_dtype,
+                  jit, check, doc=doc, no_gradient_args=no_gradient_args)
+    REGISTRY[name] = opdef
     fn = _public_callable(opdef, sig)
     OPERATORS[name] = fn
     return fn
+
+
+def _stop_gradient_at(impl: Callable[..., Any], positions: frozenset[int]) -> Callable[..., Any]:
+    """`impl` with JAX's derivative stopped at the tensor arguments in `positions` (OpDef.no_gradient_args)."""
+
+    @functools.wraps(impl)
+    def stopped(*args: Any, **params: Any) -> Any:
+        return impl(*[jax.lax.stop_gradient(a) if i in positions and a is not None else a
+                      for i, a in enumerate(args)], **params)
+
+    return stopped
 
 
 def _public_callable(opdef: OpDef, sig: inspect.Signature) -> Callable[..., Any]:

@@ -298,7 +298,8 @@ bessel_i0 = _unary("math.bessel_i0", jax.scipy.special.i0, op_type="BesselI0")
 bessel_i0e = _unary("math.bessel_i0e", jax.scipy.special.i0e, op_type="BesselI0e")
 bessel_i1 = _unary("math.bessel_i1", jax.scipy.special.i1, op_type="BesselI1")
 bessel_i1e = _unary("math.bessel_i1e", jax.scipy.special.i1e, op_type="BesselI1e")
-zeta = op("math.zeta", jax.scipy.special.zeta, signature="x, q")
+# TF's ZetaGrad returns None for x: no gradient reaches x through this argument (the tape gives None).
+zeta = op("math.zeta", jax.scipy.special.zeta, signature="x, q", no_gradient_args=(0,))
 # Neither JAX nor TF (IgammaGradA) has a second derivative with respect to a.
 igamma = op("math.igamma", jax.scipy.special.gammainc, signature="a, x")
 igammac = op("math.igammac", jax.scipy.special.gammaincc, signature="a, x")
@@ -355,6 +356,12 @@ def _check_complex(real, imag):
 
 complex = op("complex", _complex, check=_check_complex)  # noqa: A001 (TF's name)
 
+def _conversion_error(argument: str, array, dtype) -> ValueError:
+    """TF's ValueError when its Python wrapper converts a tensor `argument` to another tensor's `dtype`."""
+    return ValueError(f"{argument}: Tensor conversion requested dtype {dtypes.from_numpy(dtype).name} for Tensor "
+                      f"with dtype {dtypes.from_numpy(array.dtype).name}: {EagerTensor(array)!r}")
+
+
 # -- division and products that are 0 where TF says so -------------------------------------------------------
 # Each is a `where` whose branch not taken is kept finite, so that JAX's derivative is TF's: 0 wherever the
 # result is forced to 0 (DivNoNanGrad, XlogyGrad, ...).
@@ -386,7 +393,14 @@ def _multiply_no_nan(x, y):
     return x * y
 
 
-multiply_no_nan = op("math.multiply_no_nan", _multiply_no_nan, signature="x, y", op_type="MulNoNan")
+def _check_multiply_no_nan(x, y):
+    # TF's wrapper converts y to x's dtype in Python, before the kernel: a mismatch is its ValueError.
+    if y.dtype != x.dtype:
+        raise _conversion_error("y", y, x.dtype)
+
+
+multiply_no_nan = op("math.multiply_no_nan", _multiply_no_nan, signature="x, y", op_type="MulNoNan",
+                     check=_check_multiply_no_nan)
 
 
 def _x_times(fn):
@@ -414,6 +428,9 @@ truncatemod = op("truncatemod", jnp.fmod, signature="x, y", has_gradient=False, 
 
 
 def _check_scalar_mul(scalar, x):
+    # TF's wrapper converts scalar to x's dtype (a ValueError on mismatch), then checks its rank.
+    if scalar.dtype != x.dtype:
+        raise _conversion_error("scalar", scalar, x.dtype)
     if jnp.ndim(scalar) != 0:
         raise ValueError(f"The input scalar must be a 0-D value. Received shape {tuple(jnp.shape(scalar))}.")
 
@@ -512,7 +529,24 @@ def _accumulate_n(*inputs, shape=None, tensor_dtype=None):
     return _add_n(*inputs)
 
 
-accumulate_n = op("math.accumulate_n", _accumulate_n, static=("shape", "tensor_dtype"), op_type="AddN")
+def _check_accumulate_n(*inputs, shape=None, tensor_dtype=None):
+    # TF's Python checks, before its AddN: one dtype and one shape (no broadcasting), `shape` and `tensor_dtype`
+    # agreeing with the inputs.
+    if not inputs or any(x.dtype != inputs[0].dtype for x in inputs):
+        raise ValueError("inputs must be a list of at least one Tensor with the same dtype and shape")
+    merged = None if shape is None else tuple(shape)
+    for x in inputs:
+        if merged is not None and (len(merged) != x.ndim or any(m not in (None, d) for m, d in zip(merged, x.shape))):
+            raise ValueError(f"Shapes {merged} and {tuple(x.shape)} are not compatible")
+        merged = tuple(x.shape)
+    if tensor_dtype is not None and dtypes.as_dtype(tensor_dtype)._np != inputs[0].dtype:
+        raise TypeError(f"The `tensor_dtype` argument is <dtype: '{dtypes.as_dtype(tensor_dtype).name}'>, but "
+                        f"`input` is of type <dtype: '{dtypes.from_numpy(inputs[0].dtype).name}'>. These must be "
+                        "equal. Try casting the input to the desired type.")
+
+
+accumulate_n = op("math.accumulate_n", _accumulate_n, static=("shape", "tensor_dtype"), op_type="AddN",
+                  check=_check_accumulate_n)
 
 
 # -- cumulative sums, products and logsumexps ---------------------------------------------------------------

@@ -80,9 +80,10 @@ class Spec:
         another calling convention than the row (`tf.fill(dims, value)`, `tf.einsum(equation, *inputs)`) or
         lives under another path (`where_indices` is `tf.where(condition)`).
       permutation: random op: the value is compared as a permutation of the reference's rows.
-      mixed: the exception TF raises when the first float argument is float64 and the other float arguments
-        float32 ("InvalidArgumentError" from the kernel, "TypeError" from a Python-level check), or "" where TF
-        converts and computes. Only looked at for rows with two or more float arguments.
+      mixed: the name of the exception TF raises when the first float argument is float64 and the other float
+        arguments float32 ("InvalidArgumentError" from the kernel; "TypeError" or "ValueError" from a check or
+        conversion in TF's Python wrapper), or "" where TF converts and computes. Only looked at for rows with two
+        or more float arguments.
       rtol, atol: float32 tolerances of the forward comparison with the reference.
       grad_order: the order to which `jax.test_util.check_grads` holds the row's JAX derivatives to finite
         differences: 1 for rows whose derivatives are TF's rather than the true ones beyond that (TF's moments

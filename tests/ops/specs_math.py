@@ -367,7 +367,8 @@ SPEC: dict[str, Spec] = {
     # division and products with TF's zeros
     "math.divide_no_nan": binary(divide_no_nan_ref, sy=away_from_zero, mixed="TypeError"),
     "math.reciprocal_no_nan": unary(lambda x: (1 / x).astype(x.dtype), away_from_zero),
-    "math.multiply_no_nan": binary(multiply_no_nan_ref),
+    # TF's wrapper converts y to x's dtype in Python: a ValueError, before the kernel
+    "math.multiply_no_nan": binary(multiply_no_nan_ref, mixed="ValueError"),
     "math.xlogy": binary(_x_times(np.log), sy=positive),
     "math.xlog1py": binary(_x_times(np.log1p), sy=positive),
     "math.xdivy": binary(_x_times(np.reciprocal), sy=away_from_zero),
@@ -375,7 +376,9 @@ SPEC: dict[str, Spec] = {
     # TF has no gradient for truncatemod (LookupError), so it is not a "binary" case: the broadcasting test
     # differentiates those
     "truncatemod": fixed([[1.3, -2.7, 4.1], [0.45, 3.3, -1.0]], [[0.7, 1.9, -1.6], [2.0, -1.4, 0.3]], ref=np.fmod),
-    "math.scalar_mul": Spec(lambda rng: (np.asarray(rng.normal(), F32), normal(rng, (2, 3))), np.multiply),
+    # TF's wrapper converts scalar to x's dtype in Python: a ValueError
+    "math.scalar_mul": Spec(lambda rng: (np.asarray(rng.normal(), F32), normal(rng, (2, 3))), np.multiply,
+                            mixed="ValueError"),
     "math.polyval": Spec(lambda rng: (normal(rng, ()), normal(rng, (3,)), normal(rng, ()), normal(rng, (2, 3))),
                          polyval_ref, variadic=True, tf_call=_call_polyval),
     # predicates
@@ -390,7 +393,8 @@ SPEC: dict[str, Spec] = {
     "math.reduce_euclidean_norm": Spec(lambda rng: (normal(rng, (2, 3)),), euclidean_norm_ref, kwargs={"axis": 1}),
     "math.count_nonzero": fixed([[0.0, 1.5, 0.0], [2.0, 0.0, -1.0]], ref=count_nonzero_ref, kwargs={"axis": 1}),
     "math.accumulate_n": Spec(lambda rng: tuple(normal(rng, (2, 3)) for _ in range(3)),
-                              lambda *xs: xs[0] + xs[1] + xs[2], variadic=True),
+                              lambda *xs: xs[0] + xs[1] + xs[2], variadic=True,
+                              mixed="ValueError"),  # TF's Python check of the inputs' dtypes
     # scans
     "math.cumsum": Spec(lambda rng: (normal(rng, (2, 3)),), cumsum_ref, kwargs={"axis": 1}),
     "math.cumprod": Spec(lambda rng: (away_from_zero(rng, (2, 3)),), cumprod_ref, kwargs={"axis": 1}),
@@ -441,7 +445,7 @@ EXTRA_CASES: list[tuple[str, str, Spec]] = [
     ("math.reciprocal_no_nan[zeros]", "math.reciprocal_no_nan",
      fixed([0.0, 2.0, -0.5], ref=lambda x: divide_no_nan_ref(np.ones_like(x), x))),
     ("math.multiply_no_nan[zeros]", "math.multiply_no_nan",
-     fixed([1.5, 4.0, -2.0, 0.0], [0.0, 0.0, 0.5, 0.0], ref=multiply_no_nan_ref)),
+     fixed([1.5, 4.0, -2.0, 0.0], [0.0, 0.0, 0.5, 0.0], ref=multiply_no_nan_ref, mixed="ValueError")),
     # x = 0: the result and both gradients are 0, whatever y (XlogyGrad, Xlog1pyGrad, XdivyGrad)
     ("math.xlogy[zeros]", "math.xlogy", fixed([0.0, 0.0, 2.0], [0.0, 1.5, 0.5], ref=_x_times(np.log))),
     ("math.xlog1py[zeros]", "math.xlog1py", fixed([0.0, 0.0, 2.0], [-1.0, 1.5, 0.5], ref=_x_times(np.log1p))),

@@ -5,11 +5,13 @@ so adding a row without a spec fails `test_every_row_has_a_spec`, and adding a s
 
 - forward: the public callable (`OPERATORS[name]`, TF's argument names) == the reference, with TF's dtype;
 - gradient: `tape.gradient` of `reduce_sum(op(x) * w)` == JAX's gradient of the same with the row's `impl`;
-  rows TF declares non-differentiable give None; rows without a TF gradient raise TF's LookupError;
+  rows TF declares non-differentiable give None; rows without a TF gradient raise TF's LookupError; arguments
+  TF's gradient returns None for (`OpDef.no_gradient_args`) give None, and JAX's derivative stops there;
 - `jax.test_util.check_grads(impl, order=2)` on float64 inputs; nested tapes == JAX's second derivative for the
   elementwise unary rows;
-- dtypes: float64 stays float64; float32 mixed with float64 raises InvalidArgumentError (TypeError for `/`, no
-  error where TF converts an argument itself: `Spec.mixed`, checked against TF by the compat test);
+- dtypes: float64 stays float64; float32 mixed with float64 raises InvalidArgumentError (TypeError for `/`,
+  ValueError where TF's Python wrapper converts one argument to the other's dtype, no error where it casts:
+  `Spec.mixed`, checked against TF by the compat test);
 - broadcasting of the elementwise binary rows: shapes (3, 1) and (4,).
 
 Then a few of TF's tie and kink conventions, derived by hand, run on tapejax and on TensorFlow.
@@ -81,6 +83,15 @@ def _differentiated(opdef, spec, args) -> bool:
     return opdef.differentiable and opdef.has_gradient and _has_float_arg(opdef, spec, args)
 
 
+def _jax_differentiated(opdef, spec, args) -> bool:
+    """JAX differentiates the row's impl with respect to some float argument (not all in `no_gradient_args`)."""
+    return _differentiated(opdef, spec, args) and not set(S.grad_positions(args)) <= set(opdef.no_gradient_args)
+
+
+def _has_stopped_float_arg(opdef, spec, args) -> bool:
+    return opdef.differentiable and not set(opdef.no_gradient_args).isdisjoint(S.grad_positions(args))
+
+
 # -- calling a row ------------------------------------------------------------------------------------------
 
 
@@ -95,9 +106,22 @@ def call_impl(name: str, spec: S.Spec, arrays: tuple[Any, ...]) -> Any:
     return REGISTRY[name].impl(*arrays, **kwargs)
 
 
+def differentiated_positions(name: str, args: tuple[np.ndarray, ...]) -> list[int]:
+    """The float arguments that TF's gradient of the row reaches: all but the row's `no_gradient_args`."""
+    return [i for i in S.grad_positions(args) if i not in REGISTRY[name].no_gradient_args]
+
+
+def split_stopped(name: str, args: tuple[np.ndarray, ...], grads: list[Any]) -> tuple[list[Any], list[Any]]:
+    """Gradients for the float arguments of `args`, split into (differentiated, no_gradient_args) positions."""
+    stopped = REGISTRY[name].no_gradient_args
+    pairs = list(zip(S.grad_positions(args), grads))
+    return [g for i, g in pairs if i not in stopped], [g for i, g in pairs if i in stopped]
+
+
 def impl_of_floats(name: str, spec: S.Spec, args: tuple[np.ndarray, ...]):
-    """impl as a function of the float arguments only (the others, and the static kwargs, fixed)."""
-    positions = S.grad_positions(args)
+    """impl as a function of the differentiated float arguments only (the others, the float arguments TF has no
+    gradient for, and the static kwargs fixed)."""
+    positions = differentiated_positions(name, args)
 
     def fn(*floats: Any) -> Any:
         full = list(args)
@@ -109,7 +133,8 @@ def impl_of_floats(name: str, spec: S.Spec, args: tuple[np.ndarray, ...]):
 
 
 def jax_gradient(name: str, spec: S.Spec, args: tuple[np.ndarray, ...], case_id: str) -> list[Any] | None:
-    """JAX's gradient of sum(impl(args) * w) w.r.t. the float args, in TF's convention; None if no float output.
+    """JAX's gradient of sum(impl(args) * w) w.r.t. the differentiated float args (`differentiated_positions`), in
+    TF's convention; None if no float output.
 
     It is evaluated in float64 at the same point, with the same weights (float32 values are exact in float64), so
     a float32 tape gradient must agree to float32 rounding. float64 also lets JAX reuse the executables that
@@ -204,6 +229,20 @@ def assert_matches(got: Any, expected: Any, spec: S.Spec) -> None:
             np.testing.assert_array_equal(value, e)
 
 
+def assert_tape_gradients(name: str, spec: S.Spec, args: tuple[np.ndarray, ...], got: list[Any],
+                          case_id: str) -> None:
+    """Tape gradients for the float `args`: JAX's where TF has a gradient; None at the row's `no_gradient_args`,
+    which TF's gradient returns None for (each argument is its own source here, connected only through the op)."""
+    got, stopped = split_stopped(name, args, got)
+    assert stopped == [None] * len(stopped), "a float argument TF has no gradient for got one"
+    expected = jax_gradient(name, spec, args, case_id)
+    floats = [args[i] for i in differentiated_positions(name, args)]
+    if expected is None:  # only integer/bool outputs (e.g. a cast to int32): TF gives None
+        assert got == [None] * len(floats)
+    else:
+        assert_gradients(got, expected, floats, spec)
+
+
 def assert_gradients(got: list[Any], expected: list[Any], dtype_of: list[np.ndarray], spec: S.Spec) -> None:
     """Tape gradients (float32) against JAX's float64 ones: equal to float32 rounding, with the source's dtype."""
     assert len(got) == len(expected)
@@ -254,7 +293,7 @@ def test_forward_matches_reference(case_id, name, spec):
 
 
 @pytest.mark.parametrize("case_id, name, spec",
-                         cases("check_grads", lambda o, s, a: _differentiated(o, s, a) and _float_outputs(s, a),
+                         cases("check_grads", lambda o, s, a: _jax_differentiated(o, s, a) and _float_outputs(s, a),
                                main_only=True))
 def test_check_grads_order_2(case_id, name, spec):
     """JAX's numerical check of the row's impl, to second order (float64: accurate finite differences); to first
@@ -271,12 +310,25 @@ def test_tape_gradient_matches_jax(case_id, name, spec):
     spec = need(name, spec)
     args = S.sample(case_id, spec)
     _, got = S.tape_gradient(tf, lambda ts: call_public(name, spec, ts), args, case_id)
-    expected = jax_gradient(name, spec, args, case_id)
-    floats = [args[i] for i in S.grad_positions(args)]
-    if expected is None:  # only integer/bool outputs (e.g. a cast to int32): TF gives None
-        assert got == [None] * len(floats)
-    else:
-        assert_gradients(got, expected, floats, spec)
+    assert_tape_gradients(name, spec, args, got, case_id)
+
+
+@pytest.mark.parametrize("case_id, name, spec", cases("stopped", _has_stopped_float_arg, main_only=True))
+def test_jax_derivative_stops_at_no_gradient_args(case_id, name, spec):
+    """The row's impl gives JAX no derivative through the arguments TF has none for (`OpDef.no_gradient_args`), so
+    a source that also reaches the op through such an argument gets nothing from it, as in TF."""
+    spec = need(name, spec)
+    args = S.to_float64(S.sample(case_id, spec))
+    positions = [i for i in S.grad_positions(args) if i in REGISTRY[name].no_gradient_args]
+
+    def loss(*stopped: Any) -> Any:
+        full = list(args)
+        for i, v in zip(positions, stopped):
+            full[i] = v
+        return sum(jnp.sum(o) for o in S.as_outputs(call_impl(name, spec, tuple(full))) if S.is_float(o))
+
+    for ct in jax.grad(loss, argnums=tuple(range(len(positions))))(*[args[i] for i in positions]):
+        np.testing.assert_array_equal(ct, np.zeros_like(ct))
 
 
 @pytest.mark.parametrize("case_id, name, spec",
@@ -302,7 +354,7 @@ def test_row_without_gradient_raises_lookup_error(case_id, name, spec):
 
 
 @pytest.mark.parametrize("case_id, name, spec",
-                         cases("second_derivative", lambda o, s, a: s.kind == "unary" and _differentiated(o, s, a),
+                         cases("second_derivative", lambda o, s, a: s.kind == "unary" and _jax_differentiated(o, s, a),
                                main_only=True))
 def test_nested_tapes_match_jax_second_derivative(case_id, name, spec):
     """For an elementwise f, the outer gradient of the inner gradient is f'' elementwise."""
@@ -357,7 +409,8 @@ def test_float32_mixed_with_float64(case_id, name, spec):
     if not spec.mixed:
         call_public(name, spec, tensors)
         return
-    expected = {"InvalidArgumentError": tf.errors.InvalidArgumentError, "TypeError": TypeError}[spec.mixed]
+    expected = {"InvalidArgumentError": tf.errors.InvalidArgumentError, "TypeError": TypeError,
+                "ValueError": ValueError}[spec.mixed]
     with pytest.raises(expected):
         call_public(name, spec, tensors)
 
@@ -378,7 +431,7 @@ def test_binary_elementwise_broadcasts(case_id, name, spec):
     if opdef.differentiable and S.is_float(x) and S.is_float(y):
         # the gradient of each operand is summed over the axes it was broadcast along
         _, grads = S.tape_gradient(tf, lambda ts: call_public(name, spec, ts), (x, y), case_id)
-        assert_gradients(grads, jax_gradient(name, spec, (x, y), case_id), [x, y], spec)
+        assert_tape_gradients(name, spec, (x, y), grads, case_id)
 
 
 # -- TF's conventions at ties and kinks (hand-derived), on tapejax and on TensorFlow --------------------------
@@ -455,3 +508,35 @@ def test_moments_second_derivative_sees_the_mean_as_constant(engine):
             _, variance = engine.nn.moments(x, axes=[0])
         total = engine.reduce_sum(inner.gradient(variance, x))
     assert outer.gradient(total, x).numpy().tolist() == [0.5] * 4
+
+
+def test_zeta_has_no_gradient_for_x(engine):
+    # TF's ZetaGrad returns None for x (OpDef.no_gradient_args). A source reaching the target only through x,
+    # directly or through another op, gets None; one that also reaches it another way gets only that way's
+    # gradient: d/dx (zeta(x, q) + x) = 0 + 1 = 1.
+    x, q = [2.0, 3.0], [1.5, 0.7]
+    dx, dq = _grads(engine, engine.math.zeta, x, q)
+    assert dx is None and dq is not None
+    dx, _ = _grads(engine, lambda a, b: engine.math.zeta(a, b) + a, x, q)
+    assert dx.tolist() == [1.0, 1.0]
+    dx, dq = _grads(engine, lambda a, b: engine.math.zeta(2.0 * a, b), x, q)
+    assert dx is None and dq is not None
+
+
+@pytest.mark.parametrize("inputs, kwargs, error, message", [
+    # TF's accumulate_n checks in Python, before its AddN: one dtype, one shape (no broadcasting; TensorShape's
+    # merge_with words the mismatch), and `tensor_dtype` equal to the inputs' dtype.
+    ([[1.0, 2.0], np.array([1.0, 2.0])], {}, ValueError,
+     "inputs must be a list of at least one Tensor with the same dtype and shape"),
+    ([[[1.0, 2.0, 3.0]], [1.0, 2.0, 3.0]], {}, ValueError, "Shapes (1, 3) and (3,) are not compatible"),
+    ([[1.0, 2.0, 3.0], [1.0, 2.0, 3.0]], {"shape": [2]}, ValueError, "Shapes (2,) and (3,) are not compatible"),
+    ([[1.0, 2.0], [3.0, 4.0]], {"tensor_dtype": "float64"}, TypeError,
+     "The `tensor_dtype` argument is <dtype: 'float64'>, but `input` is of type <dtype: 'float32'>. These must be "
+     "equal. Try casting the input to the desired type."),
+], ids=["dtypes", "broadcast", "shape", "tensor_dtype"])
+def test_accumulate_n_checks_its_inputs_like_tf(engine, inputs, kwargs, error, message):
+    if "tensor_dtype" in kwargs:
+        kwargs = {"tensor_dtype": getattr(engine, kwargs["tensor_dtype"])}
+    with pytest.raises(error) as raised:
+        engine.math.accumulate_n([engine.constant(x) for x in inputs], **kwargs)
+    assert str(raised.value) == message
