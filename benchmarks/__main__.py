@@ -56,6 +56,8 @@ def main(argv: list[str] | None = None) -> int:
         description, impls, baseline, targets, *rest = make(args.quick)
         options = rest[0] if rest else {}
         medians = time_interleaved(impls, budget_s, options.get("repeats", repeats), options.get("warmup", warmup))
+        if "teardown" in options:
+            options["teardown"]()
         measured[name] = (description, medians)
         for label, median in medians.items():
             ratio = median / medians[baseline]

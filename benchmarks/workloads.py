@@ -1,7 +1,8 @@
 """The benchmark workloads. Each returns implementations of one computation, timed side by side.
 
-A workload is `fn(quick) -> (description, {implementation: (callable, block)}, baseline, targets)`, where a target
-is (numerator, denominator, "<=" or ">=", bound on numerator time / denominator time, the issue that set it).
+A workload is `fn(quick) -> (description, {implementation: (callable, block)}, baseline, targets[, options])`,
+where a target is (numerator, denominator, "<=" or ">=", bound on numerator time / denominator time, the issue
+that set it), and options may set "repeats", "warmup" and a "teardown" run after timing.
 """
 
 from __future__ import annotations
@@ -48,8 +49,16 @@ def op_under_tape(quick: bool):
         tf_tape.__enter__()
         tf_tape.watch(xt)
         impls["TensorFlow (tape active)"] = (lambda: tensorflow.math.sin(xt), block_numpy)
+
+    def teardown():
+        # Left active, the persistent tapes would watch the variables that later workloads read and record their
+        # every op, holding it all (the full run once ran out of memory at the 10x jacobian).
+        tape.__exit__(None, None, None)
+        if tensorflow is not None:
+            tf_tape.__exit__(None, None, None)
+
     return ("one op under an active tape (sin, shape (100,))", impls, "jnp.sin",
-            [("tapejax (tape active)", "jnp.sin", "<=", 1.5, 2)])
+            [("tapejax (tape active)", "jnp.sin", "<=", 1.5, 2)], {"teardown": teardown})
 
 
 def _chain(lib, h, n_ops):
