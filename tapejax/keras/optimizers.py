@@ -42,7 +42,8 @@ class Optimizer:
         self.weight_decay = weight_decay
         self.clipnorm, self.clipvalue, self.global_clipnorm = clipnorm, clipvalue, global_clipnorm
         self.iterations = tf.Variable(0, dtype=tf.int64, trainable=False, name="iteration")
-        self._slots: dict[int, tuple[Any, list[tf.Variable]]] = {}  # variable uid -> (state treedef, state)
+        # variable uid -> (state treedef, what each state leaf is, the slots): see _state
+        self._slots: dict[int, tuple[Any, tuple[Any, ...], list[tf.Variable]]] = {}
         with tf.init_scope():
             first = {k: _as_float32(v) for k, v in self._hyperparameters(tf.constant(1.0)).items()}
         self._transformation = optax.inject_hyperparams(self._rule)(**first)
@@ -78,13 +79,18 @@ class Optimizer:
         decay = None
         if self.weight_decay:
             decay = _as_float32(self.weight_decay * self._current_learning_rate(t - 1.0))
+        count = tf.cast(self.iterations, tf.int32).value  # Keras: every variable's bias correction uses it
         for gradient, (_, variable) in zip(grads, pairs):
-            treedef, slots = self._state(variable)
-            state = jax.tree_util.tree_unflatten(treedef, [s.value().value for s in slots])
+            treedef, kinds, slots = self._state(variable)
+            values = iter(slots)
+            leaves = [next(values).value().value if kind is _SLOT else count if kind is _COUNT else kind
+                      for kind in kinds]
+            state = jax.tree_util.tree_unflatten(treedef, leaves)
             new_value, new_state = self._step(gradient.value, state, variable.value().value, hyperparameters,
                                               decay)
             variable.assign(new_value)
-            for slot, value in zip(slots, jax.tree_util.tree_leaves(new_state)):
+            new_leaves = jax.tree_util.tree_leaves(new_state)
+            for slot, value in zip(slots, (v for v, kind in zip(new_leaves, kinds) if kind is _SLOT)):
                 slot.assign(value)
         self.iterations.assign_add(1)
         return self.iterations
@@ -116,16 +122,32 @@ class Optimizer:
             return [g * tf.cast(scale, g.dtype) for g in grads]
         return grads
 
-    def _state(self, variable: tf.Variable) -> tuple[Any, list[tf.Variable]]:
+    def _state(self, variable: tf.Variable) -> tuple[Any, tuple[Any, ...], list[tf.Variable]]:
+        """The optax state of `variable`: its treedef, what each leaf is, and the Variables holding the slots.
+
+        Only the per-variable accumulators (Adam's m and v, momentum, ...) are Variables. Step counts are the
+        optimizer's `iterations` (Keras's bias correction uses it for every variable) and the hyperparameters
+        are injected on each update, so neither is state of its own: a compiled step then takes two arrays per
+        Adam variable, as optax's own state does, not six.
+        """
         entry = self._slots.get(variable._uid)
         if entry is None:
             with tf.init_scope():  # slots made on a first traced step get concrete initial values
                 state = self._transformation.init(variable.value().value)
-                leaves, treedef = jax.tree_util.tree_flatten(state)
+                paths_leaves, treedef = jax.tree_util.tree_flatten_with_path(state)
                 base = variable.name.split(":")[0]
-                slots = [tf.Variable(np.asarray(leaf), trainable=False, name=f"{self.name}/{base}/slot_{i}")
-                         for i, leaf in enumerate(leaves)]
-            entry = self._slots[variable._uid] = (treedef, slots)
+                kinds: list[Any] = []
+                slots = []
+                for path, leaf in paths_leaves:
+                    if any(getattr(k, "name", None) == "hyperparams" for k in path):
+                        kinds.append(np.asarray(leaf))  # replaced by the injected value on every update
+                    elif np.issubdtype(np.asarray(leaf).dtype, np.integer):
+                        kinds.append(_COUNT)
+                    else:
+                        kinds.append(_SLOT)
+                        slots.append(tf.Variable(np.asarray(leaf), trainable=False,
+                                                 name=f"{self.name}/{base}/slot_{len(slots)}"))
+            entry = self._slots[variable._uid] = (treedef, tuple(kinds), slots)
         return entry
 
     def _update(self, gradient: Any, state: Any, value: Any, hyperparameters: dict[str, Any],
@@ -138,8 +160,10 @@ class Optimizer:
 
     @property
     def variables(self) -> list[tf.Variable]:
-        return [self.iterations] + [s for _, slots in self._slots.values() for s in slots]
+        return [self.iterations] + [s for _, _, slots in self._slots.values() for s in slots]
 
+
+_SLOT, _COUNT = object(), object()  # kinds of optax state leaves (Optimizer._state)
 
 _KERAS_UNSUPPORTED = ("use_ema", "ema_momentum", "ema_overwrite_frequency", "loss_scale_factor",
                       "gradient_accumulation_steps")

@@ -103,3 +103,33 @@ def test_adamw_without_weight_decay_raises_like_tensorflow():
         tf_real.keras.optimizers.AdamW(weight_decay=None)
     with pytest.raises(ValueError, match="weight_decay"):
         tapejax.keras.optimizers.AdamW(weight_decay=None)
+
+
+@pytest.mark.parametrize("name, kwargs", [("Adam", {}), ("AdamW", {}), ("SGD", {"momentum": 0.9}), ("RMSprop", {}),
+                                          ("RMSprop", {"momentum": 0.9, "centered": True}), ("Adagrad", {})],
+                         ids=_case_id)
+def test_state_per_variable_is_kerass(name, kwargs):
+    # Keras keeps only accumulators per variable (Adam: momentum and velocity), and bias-corrects every
+    # variable with the optimizer's `iterations`: tapejax's state is the same, so a compiled step carries no
+    # per-variable counters. (Keras also keeps the learning rate as a variable; tapejax computes it.)
+    def per_variable(tf):
+        variables = [tf.Variable([1.0, 2.0]), tf.Variable(3.0)]
+        optimizer = getattr(tf.keras.optimizers, name)(**kwargs)
+        optimizer.build(variables)
+        names = [v.name.split(":")[0].rsplit("/", 1)[-1] for v in optimizer.variables]
+        return len([n for n in names if n not in ("iteration", "learning_rate")])
+
+    assert per_variable(tapejax) == per_variable(tf_real)
+
+
+def test_a_variable_skipped_for_a_step_is_bias_corrected_with_iterations_as_in_tensorflow():
+    def trajectory(tf):
+        a, b = tf.Variable([1.0, -2.0]), tf.Variable(0.5)
+        optimizer = tf.keras.optimizers.Adam(0.1)
+        for step in range(4):
+            grads = [tf.constant([0.3, -0.1]), None if step < 2 else tf.constant(0.7)]
+            optimizer.apply_gradients(zip(grads, [a, b]))
+        return a.numpy(), b.numpy()
+
+    for ours, theirs in zip(trajectory(tapejax), trajectory(tf_real)):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-5)
