@@ -20,15 +20,16 @@ from benchmarks.costs import tape_memory
 from benchmarks.harness import time_interleaved
 from benchmarks.second_order import WORKLOADS as SECOND_ORDER_WORKLOADS
 from benchmarks.workloads import WORKLOADS as FIRST_ORDER_WORKLOADS
-from benchmarks.workloads import tensorflow
+from benchmarks.workloads import tensorflow, torch
 
 WORKLOADS = {**FIRST_ORDER_WORKLOADS, **SECOND_ORDER_WORKLOADS, **COST_WORKLOADS}
 
 
 def _versions() -> str:
     tf_version = tensorflow.__version__ if tensorflow is not None else "not installed"
+    torch_version = torch.__version__ if torch is not None else "not installed"
     device = jax.devices()[0]
-    return (f"jax {jax.__version__}, numpy {np.__version__}, TensorFlow {tf_version}; device "
+    return (f"jax {jax.__version__}, numpy {np.__version__}, TensorFlow {tf_version}, PyTorch {torch_version}; device "
             f"{device.platform.upper()} ({device.device_kind}); Python {platform.python_version()}; "
             f"{platform.machine()}")
 

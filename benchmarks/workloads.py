@@ -21,6 +21,15 @@ try:  # the optional oracle
 except ImportError:  # pragma: no cover - depends on the machine
     tensorflow = None
 
+try:  # an optional baseline: the other eager tape researchers use
+    import torch
+except ImportError:  # pragma: no cover - depends on the machine
+    torch = None
+
+
+def block_torch(x: object) -> object:
+    return x.detach().numpy()
+
 
 def op_under_tape(quick: bool):
     """One op (sin of a 100-vector) recorded on an active tape, against the same raw jnp call."""
@@ -99,6 +108,16 @@ def chain_gradient(quick: bool, n_ops: int = 10):
 
         impls["TensorFlow eager tape"] = (tf_step, block_numpy)
         impls["TensorFlow tf.function"] = (tensorflow.function(tf_step), block_numpy)
+    if torch is not None:
+        w_torch = torch.tensor(w0, requires_grad=True)
+
+        def torch_step():
+            h = w_torch
+            for i in range(n_ops):
+                h = torch.tanh(h) if i % 2 == 0 else h * 1.5
+            return torch.autograd.grad(h.sum(), w_torch)[0]
+
+        impls["PyTorch eager autograd"] = (torch_step, block_torch)
     targets = ([("TensorFlow eager tape", "tapejax eager tape", ">=", 5.0, 2)]
                if tensorflow is not None and n_ops == 10 else [])
     return (f"{n_ops}-op chain + gradient in a loop (shape (64,))", impls, "jax.jit(jax.grad)", targets)
@@ -278,6 +297,24 @@ def mlp_step(quick: bool, sizes: tuple[int, ...] = (64, 256, 256, 10), batch: in
         if issue_size:
             targets += [("tapejax tf.function", "TensorFlow tf.function", "<=", 1.0, 7),
                         ("TensorFlow eager", "tapejax eager", ">=", 2.0, 7)]
+    if torch is not None:
+        torch_params = [torch.tensor(p, requires_grad=True) for p in params0]
+        torch_adam = torch.optim.Adam(torch_params, lr=1e-3, eps=1e-7)
+        x_torch, onehot_torch = torch.tensor(x0), torch.tensor(onehot0)
+
+        def torch_step():
+            torch_adam.zero_grad()
+            h = x_torch
+            for i in range(0, len(torch_params), 2):
+                h = h @ torch_params[i] + torch_params[i + 1]
+                if i + 2 < len(torch_params):
+                    h = torch.relu(h)
+            loss = -(onehot_torch * torch.log_softmax(h, dim=-1)).sum() / x0.shape[0]
+            loss.backward()
+            torch_adam.step()
+            return loss
+
+        impls["PyTorch eager autograd"] = (torch_step, block_torch)
     layers = "-".join(map(str, sizes))
     return (f"MLP training step, Adam (batch {batch}, layers {layers})", impls,
             "jax.jit(value_and_grad) + optax", targets)
