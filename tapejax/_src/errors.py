@@ -79,15 +79,20 @@ SOURCE_NON_TENSOR: Final = (
 NO_GRADIENT_REGISTERED: Final = "gradient registry has no entry for: {op_type}"
 
 
+class NotImplementedSymbolError(AttributeError, NotImplementedError):
+    """A TF symbol tapejax lacks: a NotImplementedError, and an AttributeError so that `hasattr` and
+    `getattr(tf, name, default)` in ported code still work."""
+
+
 def missing_symbols(namespace: str):
     """A module `__getattr__` for a tf namespace: a TF symbol tapejax lacks fails with an error naming it."""
 
     def __getattr__(name: str):
         if name.startswith("__"):
             raise AttributeError(name)
-        raise AttributeError(f"tapejax does not implement {namespace}.{name} yet (or TensorFlow has no such "
-                             f"symbol). docs/coverage.md lists what tapejax has; `python -m tapejax --coverage` "
-                             "prints it.", name=name)
+        raise NotImplementedSymbolError(
+            f"tapejax does not implement {namespace}.{name} yet (or TensorFlow has no such symbol). "
+            "docs/coverage.md lists what tapejax has; `python -m tapejax --coverage` prints it.", name=name)
 
     return __getattr__
 

@@ -50,7 +50,7 @@ def test_a_missing_symbol_names_itself(tmp_path):
     path = _script(tmp_path, "import tensorflow as tf\ntf.raw_ops.Foo()\n")
     done = _run(["-m", "tapejax", str(path)], tmp_path)
     assert done.returncode == 1
-    assert "AttributeError: tapejax does not implement tf.raw_ops yet" in done.stderr
+    assert "NotImplementedSymbolError: tapejax does not implement tf.raw_ops yet" in done.stderr
 
 
 def test_a_missing_module_names_itself(tmp_path):
@@ -77,3 +77,11 @@ def test_docs_coverage_is_generated_from_the_code():
     tensorflow = pytest.importorskip("tensorflow")
     assert coverage.DOC.read_text() == coverage.markdown(tensorflow), (
         "docs/coverage.md is out of date: run `python -m tapejax --coverage --write`")
+
+
+def test_a_missing_symbol_is_not_implemented_and_absent():
+    import tapejax as tf
+
+    with pytest.raises(NotImplementedError, match="tapejax does not implement tf.raw_ops"):
+        tf.raw_ops
+    assert not hasattr(tf, "raw_ops") and getattr(tf.math, "no_such_op", None) is None
