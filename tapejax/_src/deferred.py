@@ -71,10 +71,6 @@ class Pending:
         self.shape, self.dtype, _ = aval
 
     @property
-    def ndim(self) -> int:
-        return len(self.shape)
-
-    @property
     def size(self) -> int:
         return math.prod(self.shape)
 
@@ -130,9 +126,7 @@ class DeferredTensor(Tensor):
 
     @property
     def _value(self) -> jax.Array:
-        pending = _SLOT.__get__(self)
-        values = pending.app.values
-        value = (values if values is not None else compute(pending.app))[pending.index]
+        value = _SLOT.__get__(self).value()
         _SLOT.__set__(self, value)
         self.__class__ = EagerTensor  # same layout: from now on a plain tensor, with no property in the way
         return value

@@ -23,8 +23,8 @@ if TYPE_CHECKING:
 
 _STACK = tape_lib.STACK
 _ARRAY = type(jax.numpy.zeros(()))  # a concrete jax.Array (not a tracer)
-_DIFFERENTIABLE_KINDS = frozenset("fcV")
-_raw = deferred.raw  # float, complex, bfloat16: the dtypes gradients flow through
+_DIFFERENTIABLE_KINDS = frozenset("fcV")  # float, complex, bfloat16: the dtypes gradients flow through
+_raw = deferred.raw  # a tensor's array, or its Pending: read without computing a deferred value
 
 
 def _read_inputs(opdef: OpDef, args: tuple) -> tuple[list, list[int]]:
@@ -40,7 +40,7 @@ def _read_inputs(opdef: OpDef, args: tuple) -> tuple[list, list[int]]:
             vals.append(a._value)
             tids.append(a._tid)
         elif isinstance(a, Tensor):
-            vals.append(deferred.raw(a))
+            vals.append(_raw(a))
             tids.append(a._tid)
         elif isinstance(a, Variable):
             tid, value = a._read()
@@ -201,7 +201,6 @@ def record(
     Integer and bool outputs are never tracked: TF's gradient through them is None, not zero. `app` is the
     deferred application computing `outs`, if the op was deferred.
     """
-    raw = deferred.raw
     entry = None
     for t in tapes:
         tracked = t.tracked
@@ -213,10 +212,10 @@ def record(
         if entry is None:
             if multiple:
                 out_tids = tuple([o._tid for o in outs])
-                follow = [o._tid for o in outs if raw(o).dtype.kind in _DIFFERENTIABLE_KINDS]
+                follow = [o._tid for o in outs if _raw(o).dtype.kind in _DIFFERENTIABLE_KINDS]
             else:
                 out_tids = (outs[0]._tid,)
-                follow = out_tids if raw(outs[0]).dtype.kind in _DIFFERENTIABLE_KINDS else ()
+                follow = out_tids if _raw(outs[0]).dtype.kind in _DIFFERENTIABLE_KINDS else ()
             # tuple.__new__ skips the Python-level NamedTuple constructor: this is the per-op hot path.
             entry = _new_entry(tape_lib.TapeEntry,
                                (opdef, params_key, tuple(tids), tuple(vals), out_tids, multiple, app))

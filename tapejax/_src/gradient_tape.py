@@ -15,8 +15,8 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from . import debugging, deferred, errors, logs, tape as tape_lib, transforms
-from .problem import Problem, is_float
+from . import debugging, errors, logs, tape as tape_lib, transforms
+from .problem import Problem, abstract, is_float
 from .tensor import EagerTensor, Tensor
 from .variable import Variable
 
@@ -198,7 +198,7 @@ class GradientTape:
             groups = problem.connected_groups
             chunk = None if parallel_iterations is None else int(parallel_iterations)
             source_size = sum(problem.leaf_vals[g[0]].size for g in groups)
-            forward = source_size < _size(target) and problem.slice.program.forward_ok
+            forward = source_size < abstract(target).size and problem.slice.program.forward_ok
             if forward:
                 kind, build = ("jacfwd", groups, chunk), transforms.jacobian_fwd_builder(groups, chunk)
                 eager = None
@@ -363,11 +363,6 @@ def _describe(source: Any) -> str:
         return f"variable '{source.name}'"
     return f"a tensor of shape {source.shape} and dtype {source.dtype.name}" if isinstance(source, Tensor) \
         else repr(source)
-
-
-def _size(t: Tensor | Variable) -> Any:
-    """The number of elements, without computing a deferred tensor."""
-    return (t._value if isinstance(t, Variable) else deferred.raw(t)).size
 
 
 def _single_target(target: Any, method: str) -> Tensor | Variable:

@@ -19,9 +19,13 @@ from .tensor import EagerTensor, Tensor
 from .variable import Variable
 
 
+def abstract(value: Tensor | Variable) -> Any:
+    """The value's array, or its Pending if deferred: its shape and dtype, without computing anything."""
+    return value._value if isinstance(value, Variable) else deferred.raw(value)
+
+
 def is_float(value: Tensor | Variable) -> bool:
-    array = value._value if isinstance(value, Variable) else deferred.raw(value)  # a deferred value stays so
-    return dispatch.is_differentiable(array.dtype)
+    return dispatch.is_differentiable(abstract(value).dtype)
 
 
 class Problem:
