@@ -185,8 +185,8 @@ def _timing() -> str:
     tape_us = per_call(tape_step, lambda g: g.numpy())
     jax_us = per_call(lambda: jax_step(w0), lambda g: g.block_until_ready())
     return (f"10-op chain + gradient, per call: tapejax eager tape {tape_us:.0f} us, "
-            f"jax.jit(jax.grad) {jax_us:.0f} us (pure JAX compiles the whole step; tapejax runs each op eagerly, "
-            "records it, and runs the gradient as one cached executable)")
+            f"jax.jit(jax.grad) {jax_us:.0f} us (pure JAX compiles the whole step; tapejax records each op, "
+            "deferred, then runs the forward pass and the gradient as one cached executable)")
 
 
 def main() -> int:
