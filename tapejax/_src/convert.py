@@ -68,6 +68,7 @@ def to_array(value: Any, dtype: dtypes.DType | None = None, hint: dtypes.DType |
             if len(_SCALARS) >= _MAX_SCALARS:
                 _SCALARS.clear()
                 _LITERALS.clear()
+                _FLOAT_OPERANDS.clear()
             host = _convert(value, dtype, hint, from_python)
             array = jnp.asarray(host)
             if isinstance(array, jax.core.Tracer):
@@ -78,12 +79,27 @@ def to_array(value: Any, dtype: dtypes.DType | None = None, hint: dtypes.DType |
     return _convert(value, dtype, hint, from_python)
 
 
+def float_operand(value: float, np_dtype: np.dtype) -> Any:
+    """`to_array(value, hint=<np_dtype>)` for a Python float operand of a tensor of `np_dtype` (`x * 1.5`), from
+    a cache keyed by the numpy dtype: this runs on the per-op hot path."""
+    array = _FLOAT_OPERANDS.get((value, np_dtype))
+    if array is None:
+        array = to_array(value, hint=dtypes.from_numpy(np_dtype))
+        if type(array) is _ARRAY_TYPE:  # a cached device array, not a tracer
+            if len(_FLOAT_OPERANDS) >= _MAX_SCALARS:
+                _FLOAT_OPERANDS.clear()
+            _FLOAT_OPERANDS[(value, np_dtype)] = array
+    return array
+
+
 # Python scalars met by ops (`x * 1.5` in a loop) are converted and moved to the device once: arrays are
 # immutable, so the cached array can be shared.
 _SCALAR_TYPES = (float, int, bool)
 _SCALARS: dict[tuple, Any] = {}
 _LITERALS: dict[int, tuple[str, Any]] = {}  # id of a cached array -> (dtype, value); _SCALARS keeps it alive
 _MAX_SCALARS = 4096
+_FLOAT_OPERANDS: dict[tuple[float, np.dtype], Any] = {}  # float_operand's cache: arrays that _SCALARS keeps alive
+_ARRAY_TYPE = type(jnp.zeros(()))
 
 
 def literal(array: Any) -> tuple[str, Any] | None:

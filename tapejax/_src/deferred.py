@@ -47,12 +47,7 @@ class Application:
     @property
     def wanted(self) -> bool:
         """Whether the values are still to be computed and some output tensor is alive to read them."""
-        if self.values is not None:
-            return False
-        for ref in self.outputs:
-            if ref() is not None:
-                return True
-        return False
+        return bool(wanted((self,)))
 
     def set(self, values: Sequence[Any]) -> None:
         self.values = tuple(values)
@@ -79,6 +74,18 @@ class Pending:
         if values is None:
             values = compute(self.app)
         return values[self.index]
+
+
+def wanted(apps: Sequence[Application | None]) -> tuple[int, ...]:
+    """The positions of the applications whose values are wanted (`Application.wanted`), in order."""
+    found = []
+    for k, app in enumerate(apps):
+        if app is not None and app.values is None:
+            for ref in app.outputs:
+                if ref() is not None:
+                    found.append(k)
+                    break
+    return tuple(found)
 
 
 def resolve(value: Any) -> Any:
@@ -155,16 +162,16 @@ def _new_deferred(pending: Pending) -> DeferredTensor:
     return t
 
 
-# (op, params, input avals) -> (multiple, output avals): shape inference runs once per signature.
+# (op executable, input avals) -> (multiple, output avals): shape inference runs once per signature.
 _AVALS: dict[tuple, tuple[bool, tuple]] = {}
 _MAX_AVALS = 8192
 
 
 def _aval(v: Any) -> Any:
-    if v is None:
-        return None
     if type(v) is Pending:
         return v.aval
+    if v is None:
+        return None
     return (v.shape, v.dtype, getattr(v, "weak_type", False))
 
 
@@ -179,21 +186,31 @@ def _infer(fn: Callable[..., Any], in_avals: tuple, op_type: str) -> tuple[bool,
     return multiple, tuple((tuple(o.shape), o.dtype, bool(o.weak_type)) for o in outs)
 
 
-def defer(opdef: Any, params_key: tuple, fn: Callable[..., Any], vals: list) -> tuple[tuple, bool, Application]:
+def defer(opdef: Any, fn: Callable[..., Any], vals: list) -> tuple[tuple, bool, Application]:
     """The deferred outputs of `fn(*vals)`: (tensors, multiple, application)."""
-    key = (opdef, params_key, *map(_aval, vals))
+    # `fn` is the op's executable for these params (dispatch.executable: one per op and params), so it can stand
+    # for both in the key.
+    n = len(vals)
+    if n == 1:
+        key = (fn, _aval(vals[0]))
+    elif n == 2:
+        key = (fn, _aval(vals[0]), _aval(vals[1]))
+    else:
+        key = (fn, *map(_aval, vals))
     inferred = _AVALS.get(key)
     if inferred is None:
         if len(_AVALS) >= _MAX_AVALS:
             _AVALS.clear()
-        inferred = _AVALS[key] = _infer(fn, key[2:], opdef.op_type)
+        inferred = _AVALS[key] = _infer(fn, key[1:], opdef.op_type)
     multiple, out_avals = inferred
     app = Application(fn, vals, multiple, opdef.op_type)
     if multiple:
         outs = tuple([_new_deferred(Pending(app, i, a)) for i, a in enumerate(out_avals)])
         app.outputs = tuple(map(weakref.ref, outs))
         return outs, True, app
-    out = _new_deferred(Pending(app, 0, out_avals[0]))
+    out = DeferredTensor.__new__(DeferredTensor)  # _new_deferred, inline: the per-op hot path
+    _SLOT.__set__(out, Pending(app, 0, out_avals[0]))
+    out._tid = new_tid()
     app.outputs = (weakref.ref(out),)
     return (out,), False, app
 

@@ -13,7 +13,7 @@ import jax
 import numpy as np
 
 from . import deferred, dtypes, errors, tape as tape_lib
-from .convert import holds_tensor, tf_type_string, to_array
+from .convert import float_operand, holds_tensor, tf_type_string, to_array
 from .deferred import DeferredTensor, Pending
 from .tensor import OPERATORS, EagerTensor, Tensor, new_tid
 from .variable import OVERRIDES, Variable
@@ -126,23 +126,28 @@ def apply(opdef: OpDef, args: tuple, params: dict[str, Any], params_key: tuple |
     elif (n == 2 and type(args[1]) is float and opdef.same_dtype is True
           and (type(a) is EagerTensor or type(a) is DeferredTensor)
           and (type(v := _raw(a)) is _ARRAY or type(v) is Pending)):
-        vals = [v, to_array(args[1], hint=dtypes.from_numpy(v.dtype))]
+        vals = [v, float_operand(args[1], v.dtype)]
         tids = [a._tid, new_tid()]
+        n = 1  # the literal has a's dtype and no tape tracks it: below, only a counts
     else:
         vals, tids = _read_inputs(opdef, args)
     if opdef.check is not None:  # an op with a value check is never deferred: it needs the values now
         vals = [deferred.resolve(v) for v in vals]
         opdef.check(*vals, **params)  # raises TF's own exception types
-    if opdef.same_dtype and len(vals) > 1:
+    if n > 1 and opdef.same_dtype:
         _check_same_dtype(opdef, vals)
     if params_key is None:
         params_key = tuple(params.items())
     fn = _EXECUTABLES.get((opdef, params_key)) or executable(opdef, params_key)
     tapes = _STACK.tapes
     if tapes and opdef.differentiable:
-        recording = _recording(tapes, tids)
+        if len(tapes) == 1:  # _recording's common case, inline
+            tracked = tapes[0].tracked
+            recording = tapes if tids[0] in tracked or (n > 1 and not tracked.isdisjoint(tids)) else None
+        else:
+            recording = _recording(tapes, tids)
         if recording and opdef.jit and _deferrable(vals, recording):
-            outs, multiple, app = deferred.defer(opdef, params_key, fn, vals)
+            outs, multiple, app = deferred.defer(opdef, fn, vals)
             record(recording, opdef, params_key, tids, vals, outs, multiple, app)
             return outs if multiple else outs[0]
     if any(type(v) is Pending for v in vals):
@@ -175,15 +180,13 @@ def _recording(tapes: list[tape_lib.Tape], tids: list[int]) -> list[tape_lib.Tap
 def _deferrable(vals: list, tapes: list[tape_lib.Tape]) -> bool:
     """Whether an op may be deferred: eagerly (no JAX trace, no tf.function trace, no captured branch), on
     concrete inputs."""
-    if OVERRIDES.trace is not None:
-        return False
-    for t in tapes:
-        if t.records_all:
-            return False
     for v in vals:
         if type(v) is not _ARRAY and type(v) is not Pending and v is not None and not isinstance(v, np.ndarray):
             return False
-    return True
+    for t in tapes:
+        if t.records_all:
+            return False
+    return OVERRIDES.trace is None
 
 
 def record(

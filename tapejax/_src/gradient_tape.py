@@ -154,20 +154,21 @@ class GradientTape:
             connected_targets = problem.slice.connected_targets
             given = tuple(flat_cts[i] is not None for i in connected_targets)
             cts = [flat_cts[i] for i in connected_targets if flat_cts[i] is not None]
-            build = transforms.vjp_builder(problem.connected_groups, given)
+            groups = problem.connected_groups
+            build = transforms.vjp_builder(groups, given)
             def eager() -> tuple:
                 seeds = [jnp.ones_like(problem.targets[i]._value) if flat_cts[i] is None else flat_cts[i]._value
                          for i in connected_targets]
                 return problem.sweep(seeds)
 
-            outs = problem.run(("vjp", problem.connected_groups, given), build, cts, eager=eager)
+            outs = problem.run(("vjp", groups, given), build, cts, eager=eager)
             results = problem.per_source(outs)
         _variable_targets(problem, results, flat_cts)
         if None in results:
             self._explain_nones(tape, flat_targets, flat_sources, results)
         self._end_differentiation()
         out = [_unconnected(s, r, mode) for s, r in zip(flat_sources, results)]
-        return jax.tree_util.tree_unflatten(source_tree, out)
+        return out[0] if source_tree is _LEAF else jax.tree_util.tree_unflatten(source_tree, out)
 
     def jacobian(
         self,

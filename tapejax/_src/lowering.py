@@ -62,8 +62,17 @@ class Slice(NamedTuple):
     const_tids: tuple[int, ...]
     const_vals: tuple[Any, ...]
     connected_targets: tuple[int, ...]  # positions (in the targets given) that depend on a leaf
-    step_inputs: tuple[tuple[Any, ...], ...]  # each step's recorded input values (residuals for sweep.py)
-    apps: tuple[deferred.Application | None, ...]  # each step's deferred application, if it was deferred
+    entries: tuple[TapeEntry, ...]  # the entry each step replays
+
+    @property
+    def step_inputs(self) -> tuple[tuple[Any, ...], ...]:
+        """Each step's recorded input values (residuals for sweep.py)."""
+        return tuple([e.in_vals for e in self.entries])
+
+    @property
+    def apps(self) -> tuple[deferred.Application | None, ...]:
+        """Each step's deferred application, if it was deferred."""
+        return tuple([e.app for e in self.entries])
 
 
 def slice_trace(entries: Sequence[TapeEntry], leaf_tids: Sequence[int], target_tids: Sequence[int],
@@ -147,7 +156,7 @@ def slice_trace(entries: Sequence[TapeEntry], leaf_tids: Sequence[int], target_t
     outputs = tuple([slot[target_tids[i]] for i in connected_targets])
     program = Program(tuple(steps), len(used_leaves), len(const_tids), outputs, tuple(baked.values()))
     return Slice(program, tuple(used_leaves), perturbed, tuple(const_tids), tuple(const_vals), connected_targets,
-                 tuple([e.in_vals for e in kept]), tuple([e.app for e in kept]))
+                 tuple(kept))
 
 
 def _gradient_inputs(e: TapeEntry) -> list[int]:
@@ -246,34 +255,39 @@ class Lowered:
             self._compiled[kind] = None
             deferred.compute_all(apps)
             return eager()
-        wanted = tuple([k for k, app in enumerate(apps) if app is not None and app.wanted])
+        wanted = deferred.wanted(apps)
         executables = self._compiled.get(kind)
         if executables is None:
             executables = self._compiled[kind] = {}
         compiled = executables.get(wanted)
         if compiled is None:
             compiled = executables[wanted] = self._jit(kind, build, len(leaves), len(consts), wanted)
-        outs = compiled(*flat)
+        fn, n, spans = compiled
+        outs = fn(*flat)
         if not wanted:
             return outs
-        n = len(outs) - sum(self.program.steps[k].n_out for k in wanted)
-        offset = n
-        for k in wanted:
-            n_out = self.program.steps[k].n_out
-            apps[k].set(outs[offset:offset + n_out])
-            offset += n_out
+        for k, start, stop in spans:
+            apps[k].set(outs[start:stop])
         return outs[:n]
 
-    def _jit(self, kind: Any, build: Callable, n_leaves: int, n_consts: int, wanted: tuple[int, ...]) -> Callable:
-        """`build(replay)` jitted over flat arrays, returning also the outputs of the steps in `wanted`."""
+    def _jit(self, kind: Any, build: Callable, n_leaves: int, n_consts: int,
+             wanted: tuple[int, ...]) -> tuple[Callable, int | None, list[tuple[int, int, int | None]]]:
+        """`build(replay)` jitted over flat arrays, returning also the values of the steps in `wanted`, last; with
+        where the transformation's own outputs end and, per wanted step, the span of its values (from the end)."""
         fn = self.transform(kind, build)
         values = None
+        spans: list[tuple[int, int, int | None]] = []
         if wanted:
             first = [self.program.first_output]
             for s in self.program.steps:
                 first.append(first[-1] + s.n_out)
             slots = [first[k] + i for k in wanted for i in range(self.program.steps[k].n_out)]
             values = replay_fn(self.program, outputs=slots)
+            start = -len(slots)  # the step values come last: spans count from the end
+            for k in wanted:
+                stop = start + self.program.steps[k].n_out
+                spans.append((k, start, stop or None))
+                start = stop
 
         # Flat positional arrays: the cheapest call through JAX's C++ dispatch path.
         def flat_fn(*xs: Any) -> tuple[Any, ...]:
@@ -282,7 +296,7 @@ class Lowered:
             # The forward pass again, for the step values: XLA's CSE merges it with the one inside `fn`.
             return (*outs, *values(leaves, consts)) if values is not None else outs
 
-        return jax.jit(flat_fn)
+        return jax.jit(flat_fn), (spans[0][1] if spans else None), spans
 
     def is_compiled(self, kind: Any) -> bool:
         return bool(self._compiled.get(kind))

@@ -13,7 +13,7 @@ from typing import Any
 
 import jax.numpy as jnp
 
-from . import deferred, dispatch, errors, logs, lowering, sweep, tape as tape_lib
+from . import deferred, dispatch, errors, logs, lowering, structure, sweep, tape as tape_lib
 from .registry import OpDef
 from .tensor import EagerTensor, Tensor
 from .variable import Variable
@@ -58,7 +58,7 @@ class Problem:
                 leaf_values[s._tid] = s._value
             else:
                 raise TypeError(errors.SOURCE_NON_TENSOR.format(type_name=type(s).__name__, value=s))
-        self.slice = lowering.slice_trace(tape.entries, [t for g in leaves for t in g], target_tids,
+        self.slice = structure.slice_trace(tape.entries, [t for g in leaves for t in g], target_tids,
                                           reverse=method != "jvp")
         slot = {t: i for i, t in enumerate(self.slice.leaf_tids)}
         self.groups = [tuple(slot[t] for t in g if t in slot) for g in leaves]
@@ -70,9 +70,12 @@ class Problem:
 
     @staticmethod
     def _target_tid(target: Any, method: str) -> int:
-        if isinstance(target, Variable):
+        if type(target) is EagerTensor or type(target) is deferred.DeferredTensor:  # the common case, first
+            if dispatch.is_differentiable(deferred.raw(target).dtype):
+                return target._tid
+        elif isinstance(target, Variable):
             return -1  # a variable's value is not on the tape (gradient() handles v w.r.t. v)
-        if not isinstance(target, Tensor):
+        elif not isinstance(target, Tensor):
             raise TypeError(
                 f"GradientTape.{method} targets must be Tensors or Variables (or nests of them), got "
                 f"{type(target).__name__}: {target!r}. Compute the target with tapejax ops inside the tape."

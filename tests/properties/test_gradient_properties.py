@@ -15,6 +15,7 @@ strategy, so they see the same programs and the oracle's primitives compile once
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import random
 from collections.abc import Callable
@@ -144,6 +145,26 @@ def test_gradient_matches_jax_vjp(tf: Any, program: P.Program) -> None:
     for i, (g, e) in enumerate(zip(got, expected_gradients(program, vjps))):
         check_gradient(g, e, program, f"d target / d v{i}")
     assert got[-1] is None, "a watched source the target does not use has gradient None"
+
+
+@property_test(P.programs())
+def test_a_repeated_structure_differentiates_its_own_values(tf: Any, program: P.Program) -> None:
+    """The second step of a training loop: the same program on new values reuses the first one's slice (by
+    structure) and compiles it; its gradient is JAX's at the new values, not a cached answer."""
+    again = dataclasses.replace(program, inputs=tuple(dataclasses.replace(inp, value=(inp.value * 0.75).astype(
+        inp.value.dtype)) for inp in program.inputs))
+    oracle(program)
+    _, vjps = oracle(again)
+    for run in (program, again):
+        leaves = run.leaves(tf)
+        with tf.GradientTape(watch_accessed_variables=run.watch_accessed_variables) as tape:
+            for leaf, inp in zip(leaves, run.inputs):
+                if inp.watch:
+                    tape.watch(leaf)
+            target = run.run_tf(tf, leaves)
+        got = tape.gradient(target, leaves)
+    for i, (g, e) in enumerate(zip(got, expected_gradients(again, vjps))):
+        check_gradient(g, e, again, f"second run: d target / d v{i}")
 
 
 @property_test(P.programs())

@@ -1,0 +1,113 @@
+"""Slices memoized by the structure of the trace: a training loop records the same structure every step.
+
+`lowering.slice_trace` depends on a trace only through its structure: which op each entry applies with which
+static params, how entries are wired to each other, which inputs are sources and targets, and the values of
+the Python literals a program bakes in. Tensor ids and array values do not matter. So `slice_trace` below keys
+each call by that structure (one pass over the entries, cheaper than slicing) and, for a structure it has seen,
+rebuilds the slice from a template of positions: which entries it keeps, which sources it uses, which inputs
+it captures (by where they are used, so an input produced by an entry that depends on no source works too). The program is the same object every time, so the executable cache finds it at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+from . import lowering
+from .convert import literal
+from .tape import TapeEntry
+
+_NONE = "none"  # the code of tid 0: an absent optional input
+
+
+def structure(entries: Sequence[TapeEntry], leaf_tids: Sequence[int], target_tids: Sequence[int],
+              reverse: bool) -> tuple:
+    """The structure of slicing `entries` from `leaf_tids` to `target_tids`: a hashable key.
+
+    Each tensor id is coded by position: an entry's k-th output overall is k, an input no entry produces is ~i
+    for the i-th distinct one (in order of first use), and each of those carries its baked literal (or None).
+    """
+    code: dict[int, Any] = {0: _NONE}
+    literals: list[Any] = []
+    wiring: list[tuple] = []
+    get = code.get
+    n = 0
+    for e in entries:
+        ins = e.in_tids
+        wires = tuple(map(get, ins))
+        if None in wires:  # an input seen for the first time
+            for t, v in zip(ins, e.in_vals):
+                if t not in code:
+                    code[t] = ~len(literals)
+                    literals.append(literal(v))
+            wires = tuple(map(get, ins))
+        wiring.append((e.op, e.params, wires))
+        outs = e.out_tids
+        if len(outs) == 1:
+            code[outs[0]] = n
+            n += 1
+        else:
+            code.update(zip(outs, range(n, n + len(outs))))
+            n += len(outs)
+    return tuple(wiring), tuple(map(get, leaf_tids)), tuple(map(get, target_tids)), tuple(literals), reverse
+
+
+class Template(NamedTuple):
+    """A slice by positions, rebuilt for any trace of the same structure."""
+
+    program: lowering.Program
+    kept: tuple[int, ...]  # indices of the entries the steps replay
+    leaves: tuple[int, ...]  # indices (into leaf_tids) of the sources that connect, in slot order
+    perturbed: tuple[int, ...]  # indices (into leaf_tids) of the sources produced inside the slice
+    consts: tuple[tuple[int, int], ...]  # each captured constant as (entry index, input position)
+    connected_targets: tuple[int, ...]
+
+
+def _template(sl: lowering.Slice, entries: Sequence[TapeEntry], leaf_tids: Sequence[int]) -> Template:
+    entry_index = {id(e): i for i, e in enumerate(entries)}
+    kept = tuple(entry_index[id(e)] for e in sl.entries)
+    leaf_index: dict[int, int] = {}
+    for i, t in enumerate(leaf_tids):
+        leaf_index.setdefault(t, i)
+    where: dict[int, tuple[int, int]] = {}  # tid -> where it is first an input of a kept entry
+    for i, e in zip(kept, sl.entries):
+        for p, t in enumerate(e.in_tids):
+            where.setdefault(t, (i, p))
+    return Template(sl.program, kept, tuple(leaf_index[t] for t in sl.leaf_tids),
+                    tuple(leaf_index[t] for t in sl.perturbed), tuple(where[t] for t in sl.const_tids),
+                    sl.connected_targets)
+
+
+def _instantiate(tm: Template, entries: Sequence[TapeEntry], leaf_tids: Sequence[int]) -> lowering.Slice:
+    consts = [entries[i] for i, _ in tm.consts]
+    return lowering.Slice(
+        tm.program,
+        tuple([leaf_tids[i] for i in tm.leaves]),
+        frozenset([leaf_tids[i] for i in tm.perturbed]) if tm.perturbed else frozenset(),
+        tuple([e.in_tids[p] for e, (_, p) in zip(consts, tm.consts)]),
+        tuple([e.in_vals[p] for e, (_, p) in zip(consts, tm.consts)]),
+        tm.connected_targets,
+        tuple([entries[i] for i in tm.kept]),
+    )
+
+
+_TEMPLATES: dict[tuple, Template] = {}
+_MAX_TEMPLATES = 1024
+
+
+def slice_trace(entries: Sequence[TapeEntry], leaf_tids: Sequence[int], target_tids: Sequence[int],
+                reverse: bool = True) -> lowering.Slice:
+    """`lowering.slice_trace`, memoized by the trace's structure."""
+    key = structure(entries, leaf_tids, target_tids, reverse)
+    tm = _TEMPLATES.get(key)
+    if tm is not None:
+        return _instantiate(tm, entries, leaf_tids)
+    sl = lowering.slice_trace(entries, leaf_tids, target_tids, reverse)
+    if len(_TEMPLATES) >= _MAX_TEMPLATES:
+        _TEMPLATES.clear()
+    _TEMPLATES[key] = _template(sl, entries, leaf_tids)
+    return sl
+
+
+def clear() -> None:
+    _TEMPLATES.clear()
