@@ -27,6 +27,7 @@ import jax
 from . import dtypes, errors
 from .tensor import EagerTensor, Tensor, TensorShape, new_tid
 
+_ARRAY = type(jax.numpy.zeros(()))  # a concrete jax.Array
 _SLOT = Tensor.__dict__["_value"]  # the slot itself: a DeferredTensor keeps its Pending there
 raw = _SLOT.__get__  # a tensor's array, or its Pending if deferred: read without computing anything
 
@@ -167,16 +168,27 @@ _AVALS: dict[tuple, tuple[bool, tuple]] = {}
 _MAX_AVALS = 8192
 
 
-def _aval(v: Any) -> Any:
-    if type(v) is Pending:
+def aval(v: Any) -> Any:
+    """A value's abstract value, as a cache key: a Pending's (shape, dtype, weak_type), a jax.Array's own `aval`
+    (an attribute, interned by JAX: cheaper than reading shape and dtype, which are properties)."""
+    t = type(v)
+    if t is Pending or t is _ARRAY:
         return v.aval
     if v is None:
         return None
     return (v.shape, v.dtype, getattr(v, "weak_type", False))
 
 
+def _struct(a: Any) -> jax.ShapeDtypeStruct | None:
+    if a is None:
+        return None
+    if type(a) is tuple:
+        return jax.ShapeDtypeStruct(a[0], a[1], weak_type=a[2])
+    return jax.ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
+
+
 def _infer(fn: Callable[..., Any], in_avals: tuple, op_type: str) -> tuple[bool, tuple]:
-    structs = [None if a is None else jax.ShapeDtypeStruct(a[0], a[1], weak_type=a[2]) for a in in_avals]
+    structs = [_struct(a) for a in in_avals]
     try:
         out = jax.eval_shape(fn, *structs)
     except (TypeError, ValueError) as e:
@@ -192,11 +204,11 @@ def defer(opdef: Any, fn: Callable[..., Any], vals: list) -> tuple[tuple, bool, 
     # for both in the key.
     n = len(vals)
     if n == 1:
-        key = (fn, _aval(vals[0]))
+        key = (fn, aval(vals[0]))
     elif n == 2:
-        key = (fn, _aval(vals[0]), _aval(vals[1]))
+        key = (fn, aval(vals[0]), aval(vals[1]))
     else:
-        key = (fn, *map(_aval, vals))
+        key = (fn, *map(aval, vals))
     inferred = _AVALS.get(key)
     if inferred is None:
         if len(_AVALS) >= _MAX_AVALS:

@@ -330,6 +330,6 @@ class Cache:
 CACHE = Cache()
 
 
-def avals(values: Sequence[Any]) -> tuple[tuple[tuple[int, ...], Any], ...]:
-    """The shapes and dtypes of a program's inputs: part of its structure key."""
-    return tuple((tuple(v.shape), v.dtype) for v in values)
+def avals(values: Sequence[Any]) -> tuple[Any, ...]:
+    """The abstract values (shapes, dtypes) of a program's inputs: part of its structure key."""
+    return tuple(map(deferred.aval, values))
