@@ -169,6 +169,17 @@ def init_scope() -> Iterator[None]:
 # -- arguments and the retracing key ------------------------------------------------------------------------
 
 
+def _positional_arity(signature: inspect.Signature | None) -> int | None:
+    """The number of parameters if every one is positional without a default (binding changes nothing)."""
+    if signature is None:
+        return None
+    params = signature.parameters.values()
+    plain = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    if all(p.kind in plain and p.default is p.empty for p in params):
+        return len(signature.parameters)
+    return None
+
+
 def _is_leaf(x: Any) -> bool:
     return isinstance(x, _Operators)
 
@@ -291,6 +302,8 @@ class ConcreteFunction:
 
     def structure(self, outs: tuple) -> Any:
         treedef, is_tensor, python = self._out
+        if treedef.num_nodes == 1 and is_tensor == (True,):  # a single tensor
+            return outs[0]
         tensors, others = iter(outs), iter(python)
         leaves = [next(tensors) if t else next(others) for t in is_tensor]
         return jax.tree_util.tree_unflatten(treedef, leaves)
@@ -387,6 +400,10 @@ class Function:
         self._calls = 0  # the call number random ops fold into their keys
         self._seed_epoch = _SEED_EPOCH[0]
         self._bound: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        # The hot path of a call: a call that binds positionally as given skips Signature.bind, and one whose
+        # arguments are all tensors reuses the structure the first such call flattened (`_bind`).
+        self._positional = _positional_arity(self._signature)
+        self._tensor_calls: dict[int, tuple[Any, tuple]] = {}  # number of tensor arguments -> (treedef, statics)
         self._symbolic = self._input_signature is not None and any(
             not s.shape.is_fully_defined() for s in _flat_specs(self._input_signature))
 
@@ -457,7 +474,7 @@ class Function:
     def _canonical(self, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
         """The arguments bound to the Python signature, defaults filled in, as TF binds them before keying a
         call: f(x, scale=2.0), f(x, 2.0) and, when 2.0 is the default, f(x) are one call and one trace."""
-        if self._signature is None:
+        if self._signature is None or (not kwargs and len(args) == self._positional):
             return args, kwargs
         try:
             bound = self._signature.bind(*args, **kwargs)
@@ -476,6 +493,13 @@ class Function:
     def _bind(self, args: tuple, kwargs: dict) -> tuple[_Template, list[Tensor]]:
         if self._input_signature is not None:
             args = self._check_signature(args, kwargs)
+        elif not kwargs and all(type(a) is EagerTensor for a in args):
+            known = self._tensor_calls.get(len(args))
+            if known is not None:  # the structure a slow call with as many tensors found (below)
+                treedef, statics_t = known
+                tensors = list(args)
+                specs = tuple([(t._value.shape, t._value.dtype) for t in tensors])
+                return _Template(treedef, statics_t, len(tensors), (treedef, statics_t, specs)), tensors
         leaves, treedef = jax.tree_util.tree_flatten((args, kwargs), is_leaf=_is_leaf)
         statics: list[Any] = []
         tensors: list[Tensor] = []
@@ -489,6 +513,8 @@ class Function:
             else:
                 statics.append(_Static(leaf))
         statics_t = tuple(statics)
+        if self._input_signature is None and not kwargs and all(type(a) is EagerTensor for a in args):
+            self._tensor_calls[len(args)] = (treedef, statics_t)
         # a signature with None dimensions is traced once, symbolically (ConcreteFunction.trace)
         specs = None if self._symbolic else tuple([(t._value.shape, t._value.dtype) for t in tensors])
         return _Template(treedef, statics_t, len(tensors), (treedef, statics_t, specs)), tensors
