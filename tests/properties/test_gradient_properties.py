@@ -101,6 +101,13 @@ def expected_gradients(program: P.Program, vjps: list[np.ndarray], *, zero: bool
     return out
 
 
+def watch_inputs(tape: Any, program: P.Program, leaves: list[Any]) -> None:
+    """`tape.watch` on the inputs the program marks watched."""
+    for leaf, inp in zip(leaves, program.inputs):
+        if inp.watch:
+            tape.watch(leaf)
+
+
 def check_gradient(got: Any, expected: np.ndarray | None, program: P.Program, what: str) -> None:
     if expected is None:
         assert got is None, f"{what}: expected None (unwatched or unconnected), got {got!r}"
@@ -134,9 +141,7 @@ def test_gradient_matches_jax_vjp(tf: Any, program: P.Program) -> None:
     _, vjps = oracle(program)
     leaves = program.leaves(tf)
     with tf.GradientTape(watch_accessed_variables=program.watch_accessed_variables) as tape:
-        for leaf, inp in zip(leaves, program.inputs):
-            if inp.watch:
-                tape.watch(leaf)
+        watch_inputs(tape, program, leaves)
         spare = tf.constant(np.ones((2,), program.dtype))  # watched, never used
         tape.watch(spare)
         target = program.run_tf(tf, leaves)
@@ -158,9 +163,7 @@ def test_a_repeated_structure_differentiates_its_own_values(tf: Any, program: P.
     for run in (program, again):
         leaves = run.leaves(tf)
         with tf.GradientTape(watch_accessed_variables=run.watch_accessed_variables) as tape:
-            for leaf, inp in zip(leaves, run.inputs):
-                if inp.watch:
-                    tape.watch(leaf)
+            watch_inputs(tape, run, leaves)
             target = run.run_tf(tf, leaves)
         got = tape.gradient(target, leaves)
     for i, (g, e) in enumerate(zip(got, expected_gradients(again, vjps))):
@@ -244,9 +247,7 @@ def test_target_list_gradients_sum(tf: Any, program: P.Program) -> None:
     assume(P.tame(*vjps))
     leaves = program.leaves(tf)
     with tf.GradientTape(watch_accessed_variables=program.watch_accessed_variables) as tape:
-        for leaf, inp in zip(leaves, program.inputs):
-            if inp.watch:
-                tape.watch(leaf)
+        watch_inputs(tape, program, leaves)
         nodes = program.tf_nodes(tf, leaves)
         target = tf.reduce_sum(nodes[-1]) if program.reduce else nodes[-1]
     got = tape.gradient([target, nodes[k]], leaves)
