@@ -70,6 +70,10 @@ class Pending:
     def size(self) -> int:
         return math.prod(self.shape)
 
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
     def value(self) -> jax.Array:
         values = self.app.values
         if values is None:

@@ -131,8 +131,9 @@ def apply(opdef: OpDef, args: tuple, params: dict[str, Any], params_key: tuple |
         n = 1  # the literal has a's dtype and no tape tracks it: below, only a counts
     else:
         vals, tids = _read_inputs(opdef, args)
-    if opdef.check is not None:  # an op with a value check is never deferred: it needs the values now
-        vals = [deferred.resolve(v) for v in vals]
+    if opdef.check is not None:
+        if not opdef.check_abstract:  # a check that reads values needs them now
+            vals = [deferred.resolve(v) for v in vals]
         opdef.check(*vals, **params)  # raises TF's own exception types
     if n > 1 and opdef.same_dtype:
         _check_same_dtype(opdef, vals)

@@ -36,7 +36,9 @@ class OpDef:
       jit: run the op eagerly through one cached `jax.jit` executable per static params (one dispatch instead of
         one per primitive of a composite impl); False for ops whose output shape depends on values.
       check: an optional validation of the converted inputs, run before the op and before the dtype check (TF's
-        value errors, which a jitted impl cannot raise); it raises TF's exception types itself.
+        value errors, which a jitted impl cannot raise); it raises TF's exception types itself. A check marked with
+        `abstract_check` reads only shapes and dtypes, so deferred inputs reach it undeferred (deferred.py); any
+        other check gets computed values.
       forward: the implementation forward mode differentiates, when it must differ from `impl` (a custom
         gradient: `impl` is a jax.custom_vjp, and TF's forward mode ignores the custom gradient).
       no_gradient: with has_gradient=False, the LookupError's message when it must say more than TF's
@@ -62,6 +64,19 @@ class OpDef:
 
     def __repr__(self) -> str:
         return f"OpDef({self.name!r})"
+
+    @property
+    def check_abstract(self) -> bool:
+        return getattr(self.check, "abstract", False)
+
+
+def abstract_check(check: Callable[..., None]) -> Callable[..., None]:
+    """Marks an op's `check` as reading only its inputs' `shape`, `dtype` and `ndim`, never their values: inputs
+    whose values are deferred then reach it as they are and stay deferred (a check that reads values forces the
+    whole forward pass before it to run op by op). A check that reads values only in some cases calls
+    `deferred.resolve` on those."""
+    check.abstract = True  # type: ignore[attr-defined]
+    return check
 
 
 REGISTRY: dict[str, OpDef] = {}

@@ -156,12 +156,12 @@ class Variable(_Operators):
 
     def _new_value(self, value: Any) -> jax.Array:
         array = to_array(value, dtype=self.dtype)
-        if not self._shape.is_compatible_with(array.shape):
+        if self._shape._dims != array.shape and not self._shape.is_compatible_with(array.shape):
             raise ValueError(
                 f"Cannot assign value to variable ' {self._name}': Shape mismatch.The variable shape "
                 f"{self._shape}, and the assigned value shape {TensorShape(array.shape)} are incompatible."
             )
-        return jax.numpy.asarray(array)
+        return array if isinstance(array, jax.Array) else jax.numpy.asarray(array)
 
     def _set(self, value: jax.Array, read_value: bool, tid: int = 0) -> Any:
         if self._constraint is not None:

@@ -13,7 +13,7 @@ import numpy as np
 
 from tapejax._src import dtypes, errors
 from tapejax._src.convert import tf_type_string
-from tapejax._src.registry import op
+from tapejax._src.registry import abstract_check, op
 
 
 def _adjoint(x):
@@ -81,6 +81,7 @@ def _allowed(op_type: str, allowed: tuple[np.dtype, ...], attr: str = "T"):
     """A `check` raising TF's InvalidArgumentError when a tensor argument's dtype has no kernel."""
     names = ", ".join(tf_type_string(d) for d in allowed)
 
+    @abstract_check
     def check(*arrays, **params):
         for a in arrays:
             if a is not None and a.dtype not in allowed:

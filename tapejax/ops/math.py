@@ -12,7 +12,8 @@ import numpy as np
 
 from tapejax._src import dtypes, errors
 from tapejax._src.convert import to_array
-from tapejax._src.registry import hashable, op
+from tapejax._src.deferred import resolve
+from tapejax._src.registry import abstract_check, hashable, op
 from tapejax._src.tensor import OPERATORS, EagerTensor
 
 
@@ -34,12 +35,14 @@ def _divide(x, y):
     return _truediv(x, y)
 
 
+@abstract_check
 def _check_pow(x, y):
     if (jnp.issubdtype(x.dtype, jnp.integer) and not isinstance(y, jax.core.Tracer)
-            and np.any(np.asarray(y) < 0)):
+            and np.any(np.asarray(resolve(y)) < 0)):
         raise errors.invalid_argument("Pow", "Integers to negative integer powers are not allowed")
 
 
+@abstract_check
 def _check_truediv(x, y):
     # TF's `/` and tf.math.truediv check dtypes in Python, before any op runs, and raise TypeError.
     if x.dtype != y.dtype:
@@ -487,6 +490,7 @@ zero_fraction = op("math.zero_fraction", _zero_fraction, differentiable=False)
 
 # -- more reductions ----------------------------------------------------------------------------------------
 
+@abstract_check
 def _check_real_or_complex(input_tensor, **params):
     if not jnp.issubdtype(input_tensor.dtype, jnp.inexact):
         raise TypeError(f"Input must be either real or complex. Received integer type "

@@ -11,7 +11,7 @@ import numpy as np
 
 from tapejax._src import dtypes, errors
 from tapejax._src.convert import tf_type_string, to_array
-from tapejax._src.registry import op
+from tapejax._src.registry import abstract_check, op
 from tapejax._src.tensor import OPERATORS, EagerTensor
 from tapejax.ops.math import _axis, _clip_by_norm, _maximum, _reduce_mean
 from tapejax.ops.math import sigmoid as sigmoid
@@ -254,6 +254,7 @@ def _conv2d(input, filters, strides, padding, data_format="NHWC", dilations=None
                                                   dilations))
 
 
+@abstract_check
 def _check_conv2d(input, filters, strides, padding, data_format, dilations):
     _check_dtype("Conv2D", input.dtype, _CONV2D_TYPES)
     _conv2d_plan(input.shape, filters.shape, strides, padding, data_format, dilations)
@@ -650,6 +651,7 @@ def _bias_add(value, bias, data_format=None):
     return value + bias
 
 
+@abstract_check
 def _check_bias_add(value, bias, data_format):
     channels_first = _channels_first(data_format)
     if value.ndim < 2:
@@ -714,6 +716,7 @@ def _sigmoid_cross_entropy_with_logits(labels=None, logits=None):
     return (relu_logits - logits * labels) + jnp.log1p(jnp.exp(neg_abs_logits))
 
 
+@abstract_check
 def _check_sigmoid_cross_entropy_with_logits(labels, logits):
     if labels is None or logits is None:
         raise ValueError("Both `labels` and `logits` must be provided for sigmoid_cross_entropy_with_logits. "
@@ -782,6 +785,7 @@ def _l2_normalize(x, axis=None, epsilon=1e-12, dim=None):
     return x * jax.lax.rsqrt(_maximum(square_sum, jnp.asarray(epsilon, x.dtype)))
 
 
+@abstract_check
 def _check_l2_normalize(x, axis, epsilon, dim):
     if axis is not None and dim is not None:
         raise ValueError("Cannot specify both 'axis' and 'dim'")

@@ -12,7 +12,7 @@ import numpy as np
 
 from tapejax._src import errors
 from tapejax._src.convert import tf_type_string
-from tapejax._src.registry import op
+from tapejax._src.registry import abstract_check, op
 
 _COMPLEX = (np.dtype(np.complex64), np.dtype(np.complex128))
 _REAL = (np.dtype(np.float32), np.dtype(np.float64))
@@ -21,6 +21,7 @@ _REAL = (np.dtype(np.float32), np.dtype(np.float64))
 def _complex_only(op_type: str):
     """TF registers FFT kernels for complex64 and complex128 only: a float input is InvalidArgumentError."""
 
+    @abstract_check
     def check(input):
         if input.dtype not in _COMPLEX:
             raise errors.invalid_argument(

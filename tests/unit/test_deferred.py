@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -134,3 +135,27 @@ def test_a_deferred_value_is_freed_with_its_tensor():
     gc.collect()
     assert not app.wanted  # nobody can read it: a fused executable would not return it
     del tape
+
+
+def test_an_op_whose_check_reads_only_shapes_keeps_its_input_deferred():
+    # `/` and `**` check dtypes in Python (TF's TypeError, InvalidArgumentError): a loss ending in `/ n` or `** 2`
+    # must not force the forward pass before it to run op by op.
+    x = tf.Variable(W0)
+    with tf.GradientTape() as tape:
+        h = _chain(x)
+        y = tf.nn.bias_add(tf.reshape((h / 3.0) ** 2, [1, -1]), tf.ones([W0.size]))
+        loss = tf.reduce_sum(y) / 2.0
+    assert deferred.raw(h).app.values is None  # nothing computed yet
+    np.testing.assert_allclose(tape.gradient(loss, x).numpy(), jax.grad(
+        lambda w: jnp.sum((_chain_jnp(w) / 3.0) ** 2 + 1.0) / 2.0)(jnp.asarray(W0)), rtol=1e-5)
+
+
+def test_an_abstract_check_still_raises_on_deferred_inputs():
+    x = tf.Variable([1.0, 2.0])
+    with tf.GradientTape():
+        y = tf.sin(x)
+        with pytest.raises(TypeError, match="must have the same dtype"):
+            y / tf.constant(3.0, tf.float64)
+        with pytest.raises(tf.errors.InvalidArgumentError, match="Must provide as many biases"):
+            tf.nn.bias_add(tf.reshape(y, [1, 2]), tf.ones([3]))
+    assert deferred.raw(y).app.values is None
