@@ -47,7 +47,9 @@ class Optimizer:
         with tf.init_scope():
             first = {k: _as_float32(v) for k, v in self._hyperparameters(tf.constant(1.0)).items()}
         self._transformation = optax.inject_hyperparams(self._rule)(**first)
-        self._step = jax.jit(self._update)
+        # All variables' updates in one executable: eagerly one dispatch per step, not one per variable, and no
+        # variable is assigned until every update is computed.
+        self._step = jax.jit(self._update_all)
 
     # -- what each optimizer defines -------------------------------------------------------------------
 
@@ -80,14 +82,17 @@ class Optimizer:
         if self.weight_decay:
             decay = _as_float32(self.weight_decay * self._current_learning_rate(t - 1.0))
         count = tf.cast(self.iterations, tf.int32).value  # Keras: every variable's bias correction uses it
-        for gradient, (_, variable) in zip(grads, pairs):
-            treedef, kinds, slots = self._state(variable)
+        layouts, states = [], []
+        for _, variable in pairs:
+            treedef, kinds, slots = layout = self._state(variable)
             values = iter(slots)
             leaves = [next(values).value().value if kind is _SLOT else count if kind is _COUNT else kind
                       for kind in kinds]
-            state = jax.tree_util.tree_unflatten(treedef, leaves)
-            new_value, new_state = self._step(gradient.value, state, variable.value().value, hyperparameters,
-                                              decay)
+            layouts.append(layout)
+            states.append(jax.tree_util.tree_unflatten(treedef, leaves))
+        updated = self._step([g.value for g in grads], states, [v.value().value for _, v in pairs],
+                             hyperparameters, decay)
+        for (_, variable), (_, kinds, slots), (new_value, new_state) in zip(pairs, layouts, updated):
             variable.assign(new_value)
             new_leaves = jax.tree_util.tree_leaves(new_state)
             for slot, value in zip(slots, (v for v, kind in zip(new_leaves, kinds) if kind is _SLOT)):
@@ -149,6 +154,10 @@ class Optimizer:
                                                  name=f"{self.name}/{base}/slot_{len(slots)}"))
             entry = self._slots[variable._uid] = (treedef, tuple(kinds), slots)
         return entry
+
+    def _update_all(self, gradients: list[Any], states: list[Any], values: list[Any],
+                    hyperparameters: dict[str, Any], decay: Any) -> list[tuple[Any, Any]]:
+        return [self._update(g, s, v, hyperparameters, decay) for g, s, v in zip(gradients, states, values)]
 
     def _update(self, gradient: Any, state: Any, value: Any, hyperparameters: dict[str, Any],
                 decay: Any) -> tuple[Any, Any]:
