@@ -153,6 +153,9 @@ def jacobian(quick: bool, scale: int = 1):
         "tapejax tf.function": (tapejax.function(tape_jacobian), block_jax),
         "jax.jit(jax.jacrev)": (functools.partial(jitted, kj), block_jax),
         "jax.jacrev (eager)": (functools.partial(jax.jacrev(f), kj), block_jax),
+        # The floor of any dense jacobian: writing a result of its size (at 10x, 140 MB), computing nothing.
+        "floor: jnp.zeros of the result's size": (
+            jax.jit(lambda: jnp.zeros((x0.shape[0], k0.shape[1], *k0.shape), jnp.float32)), block_jax),
     }
     # Issue #3 says "against jax.jacrev": eager against eager, compiled against compiled, and (strictest) the
     # eager tape against compiled JAX.
