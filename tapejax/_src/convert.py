@@ -6,6 +6,7 @@ JAX as they are, so a scalar operand costs no device transfer. Tensors and Varia
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import jax
@@ -61,7 +62,7 @@ def to_array(value: Any, dtype: dtypes.DType | None = None, hint: dtypes.DType |
     if isinstance(value, jax.Array):  # a raw JAX value (from an optax update, a user's jnp code)
         return value if dtype is None or value.dtype == dtype._np else value.astype(dtype._np)
     from_python = not isinstance(value, np.ndarray | np.generic)
-    if from_python and on_device and type(value) in _SCALAR_TYPES:
+    if from_python and on_device and type(value) in _SCALAR_TYPES and not _negative_zero(value):
         key = (type(value), value, dtype, hint)
         array = _SCALARS.get(key)
         if array is None:
@@ -79,13 +80,18 @@ def to_array(value: Any, dtype: dtypes.DType | None = None, hint: dtypes.DType |
     return _convert(value, dtype, hint, from_python)
 
 
+def _negative_zero(value: Any) -> bool:
+    # -0.0 == 0.0 (and hashes alike), so a cache keyed by value would hand back +0.0: -0.0 is never cached.
+    return value == 0 and type(value) is float and math.copysign(1.0, value) < 0
+
+
 def float_operand(value: float, np_dtype: np.dtype) -> Any:
     """`to_array(value, hint=<np_dtype>)` for a Python float operand of a tensor of `np_dtype` (`x * 1.5`), from
     a cache keyed by the numpy dtype: this runs on the per-op hot path."""
-    array = _FLOAT_OPERANDS.get((value, np_dtype))
+    array = _FLOAT_OPERANDS.get((value, np_dtype)) if value or not _negative_zero(value) else None
     if array is None:
         array = to_array(value, hint=dtypes.from_numpy(np_dtype))
-        if type(array) is _ARRAY_TYPE:  # a cached device array, not a tracer
+        if type(array) is _ARRAY_TYPE and id(array) in _LITERALS:  # cached by to_array: not a tracer, not -0.0
             if len(_FLOAT_OPERANDS) >= _MAX_SCALARS:
                 _FLOAT_OPERANDS.clear()
             _FLOAT_OPERANDS[(value, np_dtype)] = array

@@ -139,3 +139,17 @@ def test_an_op_without_a_gradient_still_raises_on_a_repeat():
             y = tf.reduce_sum(tf.truncatemod(x, 2.0))  # TF registers no gradient for TruncateMod
         with pytest.raises(LookupError):
             tape.gradient(y, x)
+
+
+def test_the_sign_of_a_zero_literal_is_kept():
+    # -0.0 == 0.0 and they hash alike: a cache of Python scalars (or a structure key holding literals) keyed by
+    # value alone would hand one back for the other. IEEE's answer is the oracle (TF's own scalar cache conflates
+    # them, so its answer depends on which zero it met first).
+    x = tf.Variable([1.0, -2.0])
+    for _ in range(3):  # eagerly, then a structure that repeats (compiled)
+        for scale in (0.0, -0.0):
+            with tf.GradientTape() as tape:
+                y = x * scale
+            grad = tape.gradient(y, x).numpy()
+            np.testing.assert_array_equal(np.signbit(y.numpy()), np.signbit(np.array([1.0, -2.0]) * scale))
+            np.testing.assert_array_equal(np.signbit(grad), np.signbit(np.full(2, scale)))
