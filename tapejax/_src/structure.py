@@ -5,7 +5,8 @@ static params, how entries are wired to each other, which inputs are sources and
 the Python literals a program bakes in. Tensor ids and array values do not matter. So `slice_trace` below keys
 each call by that structure (one pass over the entries, cheaper than slicing) and, for a structure it has seen,
 rebuilds the slice from a template of positions: which entries it keeps, which sources it uses, which inputs
-it captures (by where they are used, so an input produced by an entry that depends on no source works too). The program is the same object every time, so the executable cache finds it at once.
+it captures (by where they are used, so an input produced by an entry that depends on no source works too).
+The program is the same object every time, so the executable cache finds it at once.
 """
 
 from __future__ import annotations
