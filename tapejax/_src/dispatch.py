@@ -142,7 +142,7 @@ def apply(opdef: OpDef, args: tuple, params: dict[str, Any], params_key: tuple |
     fn = _EXECUTABLES.get((opdef, params_key)) or executable(opdef, params_key)
     tapes = _STACK.tapes
     if tapes and opdef.differentiable:
-        if len(tapes) == 1:  # _recording's common case, inline
+        if len(tapes) == 1 and tids:  # _recording's common case, inline
             tracked = tapes[0].tracked
             recording = tapes if tids[0] in tracked or (n > 1 and not tracked.isdisjoint(tids)) else None
         else:

@@ -159,3 +159,16 @@ def test_an_abstract_check_still_raises_on_deferred_inputs():
         with pytest.raises(tf.errors.InvalidArgumentError, match="Must provide as many biases"):
             tf.nn.bias_add(tf.reshape(y, [1, 2]), tf.ones([3]))
     assert deferred.raw(y).app.values is None
+
+
+def test_an_op_without_tensor_arguments_under_a_tape_runs_at_once():
+    from tapejax._src import dispatch, registry
+
+    ones = registry.OpDef("test.ones", lambda: jnp.ones(2, jnp.float32))
+    x = tf.Variable(1.0)
+    with tf.GradientTape() as tape:
+        y = dispatch.apply(ones, (), {})
+        z = x * 2.0
+    assert type(y) is EagerTensor and y.numpy().tolist() == [1.0, 1.0]
+    assert len(tape._tape.entries) == 1  # only x * 2.0: nothing to follow in an op without inputs
+    assert float(tape.gradient(z, x)) == 2.0
