@@ -69,7 +69,6 @@ def to_array(value: Any, dtype: dtypes.DType | None = None, hint: dtypes.DType |
             if len(_SCALARS) >= _MAX_SCALARS:
                 _SCALARS.clear()
                 _LITERALS.clear()
-                _FLOAT_OPERANDS.clear()
             host = _convert(value, dtype, hint, from_python)
             array = jnp.asarray(host)
             if isinstance(array, jax.core.Tracer):
@@ -86,16 +85,11 @@ def _negative_zero(value: Any) -> bool:
 
 
 def float_operand(value: float, np_dtype: np.dtype) -> Any:
-    """`to_array(value, hint=<np_dtype>)` for a Python float operand of a tensor of `np_dtype` (`x * 1.5`), from
-    a cache keyed by the numpy dtype: this runs on the per-op hot path."""
-    array = _FLOAT_OPERANDS.get((value, np_dtype)) if value or not _negative_zero(value) else None
-    if array is None:
-        array = to_array(value, hint=dtypes.from_numpy(np_dtype))
-        if type(array) is _ARRAY_TYPE and id(array) in _LITERALS:  # cached by to_array: not a tracer, not -0.0
-            if len(_FLOAT_OPERANDS) >= _MAX_SCALARS:
-                _FLOAT_OPERANDS.clear()
-            _FLOAT_OPERANDS[(value, np_dtype)] = array
-    return array
+    """`to_array(value, hint=<np_dtype>)` for a Python float operand of a tensor of `np_dtype` (`x * 1.5`): the
+    per-op hot path looks in to_array's cache first. Zeros of either sign go through to_array (see above)."""
+    hint = dtypes.from_numpy(np_dtype)
+    array = _SCALARS.get((float, value, None, hint)) if value else None
+    return array if array is not None else to_array(value, hint=hint)
 
 
 # Python scalars met by ops (`x * 1.5` in a loop) are converted and moved to the device once: arrays are
@@ -104,8 +98,6 @@ _SCALAR_TYPES = (float, int, bool)
 _SCALARS: dict[tuple, Any] = {}
 _LITERALS: dict[int, tuple[str, Any]] = {}  # id of a cached array -> (dtype, value); _SCALARS keeps it alive
 _MAX_SCALARS = 4096
-_FLOAT_OPERANDS: dict[tuple[float, np.dtype], Any] = {}  # float_operand's cache: arrays that _SCALARS keeps alive
-_ARRAY_TYPE = type(jnp.zeros(()))
 
 
 def literal(array: Any) -> tuple[str, Any] | None:

@@ -224,9 +224,7 @@ def defer(opdef: Any, fn: Callable[..., Any], vals: list) -> tuple[tuple, bool, 
         outs = tuple([_new_deferred(Pending(app, i, a)) for i, a in enumerate(out_avals)])
         app.outputs = tuple(map(weakref.ref, outs))
         return outs, True, app
-    out = DeferredTensor.__new__(DeferredTensor)  # _new_deferred, inline: the per-op hot path
-    _SLOT.__set__(out, Pending(app, 0, out_avals[0]))
-    out._tid = new_tid()
+    out = _new_deferred(Pending(app, 0, out_avals[0]))
     app.outputs = (weakref.ref(out),)
     return (out,), False, app
 

@@ -168,13 +168,7 @@ def apply(opdef: OpDef, args: tuple, params: dict[str, Any], params_key: tuple |
 
 
 def _recording(tapes: list[tape_lib.Tape], tids: list[int]) -> list[tape_lib.Tape]:
-    """The tapes that track one of the op's inputs (and so record it)."""
-    if len(tapes) == 1:
-        tracked = tapes[0].tracked
-        for tid in tids:
-            if tid in tracked:
-                return tapes
-        return []
+    """The tapes that track one of the op's inputs (and so record it); `apply` inlines the one-tape case."""
     return [t for t in tapes if not t.tracked.isdisjoint(tids)]
 
 

@@ -493,13 +493,23 @@ class Function:
     def _bind(self, args: tuple, kwargs: dict) -> tuple[_Template, list[Tensor]]:
         if self._input_signature is not None:
             args = self._check_signature(args, kwargs)
-        elif not kwargs and all(type(a) is EagerTensor for a in args):
-            known = self._tensor_calls.get(len(args))
-            if known is not None:  # the structure a slow call with as many tensors found (below)
-                treedef, statics_t = known
-                tensors = list(args)
-                specs = tuple([(t._value.shape, t._value.dtype) for t in tensors])
-                return _Template(treedef, statics_t, len(tensors), (treedef, statics_t, specs)), tensors
+        # Tensors only, by position: the structure is the one the first such call with as many tensors flattened.
+        tensors_only = self._input_signature is None and not kwargs and all(type(a) is EagerTensor for a in args)
+        known = self._tensor_calls.get(len(args)) if tensors_only else None
+        if known is not None:
+            treedef, statics_t = known
+            tensors = list(args)
+        else:
+            treedef, statics_t, tensors = self._flatten(args, kwargs)
+            if tensors_only:
+                self._tensor_calls[len(args)] = (treedef, statics_t)
+        # a signature with None dimensions is traced once, symbolically (ConcreteFunction.trace)
+        specs = None if self._symbolic else tuple([(t._value.shape, t._value.dtype) for t in tensors])
+        return _Template(treedef, statics_t, len(tensors), (treedef, statics_t, specs)), tensors
+
+    @staticmethod
+    def _flatten(args: tuple, kwargs: dict) -> tuple[Any, tuple, list[Tensor]]:
+        """The call's structure, what each leaf is (a tensor or a static value), and its tensors."""
         leaves, treedef = jax.tree_util.tree_flatten((args, kwargs), is_leaf=_is_leaf)
         statics: list[Any] = []
         tensors: list[Tensor] = []
@@ -512,12 +522,7 @@ class Function:
                 statics.append(_TENSOR)
             else:
                 statics.append(_Static(leaf))
-        statics_t = tuple(statics)
-        if self._input_signature is None and not kwargs and all(type(a) is EagerTensor for a in args):
-            self._tensor_calls[len(args)] = (treedef, statics_t)
-        # a signature with None dimensions is traced once, symbolically (ConcreteFunction.trace)
-        specs = None if self._symbolic else tuple([(t._value.shape, t._value.dtype) for t in tensors])
-        return _Template(treedef, statics_t, len(tensors), (treedef, statics_t, specs)), tensors
+        return treedef, tuple(statics), tensors
 
     def _check_signature(self, args: tuple, kwargs: dict) -> tuple:
         signature = self._input_signature

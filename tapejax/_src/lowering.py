@@ -262,18 +262,18 @@ class Lowered:
         compiled = executables.get(wanted)
         if compiled is None:
             compiled = executables[wanted] = self._jit(kind, build, len(leaves), len(consts), wanted)
-        fn, n, spans = compiled
+        fn, spans = compiled
         outs = fn(*flat)
         if not wanted:
             return outs
         for k, start, stop in spans:
             apps[k].set(outs[start:stop])
-        return outs[:n]
+        return outs[:spans[0][1]]  # the transformation's own outputs: those before the first step value
 
     def _jit(self, kind: Any, build: Callable, n_leaves: int, n_consts: int,
-             wanted: tuple[int, ...]) -> tuple[Callable, int | None, list[tuple[int, int, int | None]]]:
-        """`build(replay)` jitted over flat arrays, returning also the values of the steps in `wanted`, last; with
-        where the transformation's own outputs end and, per wanted step, the span of its values (from the end)."""
+             wanted: tuple[int, ...]) -> tuple[Callable, list[tuple[int, int, int | None]]]:
+        """`build(replay)` jitted over flat arrays, returning also the values of the steps in `wanted`, last; with,
+        per wanted step, the span of its values (counted from the end)."""
         fn = self.transform(kind, build)
         values = None
         spans: list[tuple[int, int, int | None]] = []
@@ -296,7 +296,7 @@ class Lowered:
             # The forward pass again, for the step values: XLA's CSE merges it with the one inside `fn`.
             return (*outs, *values(leaves, consts)) if values is not None else outs
 
-        return jax.jit(flat_fn), (spans[0][1] if spans else None), spans
+        return jax.jit(flat_fn), spans
 
     def is_compiled(self, kind: Any) -> bool:
         return bool(self._compiled.get(kind))

@@ -70,12 +70,9 @@ class Problem:
 
     @staticmethod
     def _target_tid(target: Any, method: str) -> int:
-        if type(target) is EagerTensor or type(target) is deferred.DeferredTensor:  # the common case, first
-            if dispatch.is_differentiable(deferred.raw(target).dtype):
-                return target._tid
-        elif isinstance(target, Variable):
+        if isinstance(target, Variable):
             return -1  # a variable's value is not on the tape (gradient() handles v w.r.t. v)
-        elif not isinstance(target, Tensor):
+        if not isinstance(target, Tensor):
             raise TypeError(
                 f"GradientTape.{method} targets must be Tensors or Variables (or nests of them), got "
                 f"{type(target).__name__}: {target!r}. Compute the target with tapejax ops inside the tape."
