@@ -50,7 +50,15 @@ def structure(entries: Sequence[TapeEntry], leaf_tids: Sequence[int], target_tid
         else:
             code.update(zip(outs, range(n, n + len(outs))))
             n += len(outs)
-    return tuple(wiring), tuple(map(get, leaf_tids)), tuple(map(get, target_tids)), tuple(literals), reverse
+    leaves, targets = tuple(map(get, leaf_tids)), tuple(map(get, target_tids))
+    if None in leaves or None in targets:
+        # A source or target that no entry uses or produces still has an identity the slice depends on:
+        # `gradient(a, a)` (the target is the source: connected) and `gradient(tf.constant(7.), a)` (unconnected)
+        # are both empty traces. Such ids are coded by their first appearance among the sources and targets.
+        loose: dict[int, str] = {}
+        leaves, targets = (tuple([get(t) if t in code else loose.setdefault(t, f"loose{len(loose)}") for t in ids])
+                           for ids in (leaf_tids, target_tids))
+    return tuple(wiring), leaves, targets, tuple(literals), reverse
 
 
 class Template(NamedTuple):

@@ -22,6 +22,7 @@ from .lowering import Slice, Step
 
 # (op, params, multiple, batched) -> jitted `(inputs, output cotangents) -> input cotangents`.
 _OP_VJPS: dict[tuple, Callable[..., Any]] = {}
+_MAX_OP_VJPS = 1024
 
 
 def _op_vjp(step: Step, batched: bool) -> Callable[..., Any]:
@@ -40,7 +41,12 @@ def _op_vjp(step: Step, batched: bool) -> Callable[..., Any]:
 
         if batched:
             vjp = jax.vmap(vjp, in_axes=(None, 0))
-        fn = _OP_VJPS[key] = jax.jit(vjp)
+        # An op that is not jitted eagerly (a recorded gradient call: a jaxpr evaluated primitive by primitive)
+        # is swept the same way: compiling its VJP would cost one compile per nesting level of tapes.
+        fn = jax.jit(vjp) if step.op.jit else vjp
+        if len(_OP_VJPS) >= _MAX_OP_VJPS:
+            del _OP_VJPS[next(iter(_OP_VJPS))]  # the oldest: a bound on compiled kernels kept alive
+        _OP_VJPS[key] = fn
     return fn
 
 

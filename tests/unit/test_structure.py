@@ -153,3 +153,45 @@ def test_the_sign_of_a_zero_literal_is_kept():
             grad = tape.gradient(y, x).numpy()
             np.testing.assert_array_equal(np.signbit(y.numpy()), np.signbit(np.array([1.0, -2.0]) * scale))
             np.testing.assert_array_equal(np.signbit(grad), np.signbit(np.full(2, scale)))
+
+
+def test_a_target_that_is_its_source_is_not_an_unconnected_pair():
+    """Both are empty traces: the key must tell `gradient(a, a)` (1) from an unconnected pair (None), whichever
+    ran first (issue 16: a stale memo hit gave 1.0 for the unconnected pair)."""
+    for order in (0, 1):
+        structure.clear()
+        a, x = tf.constant(1.0), tf.constant(3.0)
+        results = {}
+        for case in ((0, 1) if order == 0 else (1, 0)):
+            with tf.GradientTape() as tape:
+                tape.watch(a if case == 0 else x)
+            results[case] = tape.gradient(a, a) if case == 0 else tape.gradient(tf.constant(7.0), x)
+        assert results[0].numpy() == 1.0
+        assert results[1] is None
+
+
+def test_an_unread_variable_after_a_self_gradient_is_none():
+    structure.clear()
+    a = tf.constant(1.0)
+    with tf.GradientTape() as t0:
+        t0.watch(a)
+    assert t0.gradient(a, a).numpy() == 1.0
+    x, v0 = tf.constant(1.0), tf.Variable(2.0)
+    with tf.GradientTape(persistent=True) as tape:  # the intro guide's control-flow example
+        tape.watch(x)
+        result = v0
+    assert tape.gradient(result, x) is None
+    assert tape.gradient(tf.constant(7.0), x) is None
+
+
+def test_several_loose_sources_and_targets_keep_their_identities():
+    structure.clear()
+    a, b = tf.constant(1.0), tf.constant(2.0)
+    with tf.GradientTape(persistent=True) as tape:
+        tape.watch([a, b])
+    first = tape.gradient([a, b], [a, b])
+    second = tape.gradient([a, a], [a, b])
+    third = tape.gradient([b, b], [a, b])
+    assert [g.numpy() for g in first] == [1.0, 1.0]
+    assert second[0].numpy() == 2.0 and second[1] is None
+    assert third[0] is None and third[1].numpy() == 2.0
