@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import dtypes
+from . import caches, checking, dtypes
 from .tensor import _Operators
 
 # TF's DataTypeString names, used in its error messages ("expected to be a float tensor but is a double tensor").
@@ -65,10 +65,10 @@ def to_array(value: Any, dtype: dtypes.DType | None = None, hint: dtypes.DType |
     if from_python and on_device and type(value) in _SCALAR_TYPES and not _negative_zero(value):
         key = (type(value), value, dtype, hint)
         array = _SCALARS.get(key)
+        if array is not None and checking.FLAG.on:
+            checking.compare("Python scalar cache (convert.py)", [array], [_convert(value, dtype, hint, from_python)],
+                             repr(value))
         if array is None:
-            if len(_SCALARS) >= _MAX_SCALARS:
-                _SCALARS.clear()
-                _LITERALS.clear()
             host = _convert(value, dtype, hint, from_python)
             array = jnp.asarray(host)
             if isinstance(array, jax.core.Tracer):
@@ -95,9 +95,8 @@ def float_operand(value: float, np_dtype: np.dtype) -> Any:
 # Python scalars met by ops (`x * 1.5` in a loop) are converted and moved to the device once: arrays are
 # immutable, so the cached array can be shared.
 _SCALAR_TYPES = (float, int, bool)
-_SCALARS: dict[tuple, Any] = {}
 _LITERALS: dict[int, tuple[str, Any]] = {}  # id of a cached array -> (dtype, value); _SCALARS keeps it alive
-_MAX_SCALARS = 4096
+_SCALARS = caches.Memo("Python scalars (convert.py)", 4096, companions=(_LITERALS,))
 
 
 def literal(array: Any) -> tuple[str, Any] | None:

@@ -10,12 +10,23 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import lowering, tape as tape_lib
+from . import caches, lowering, tape as tape_lib
 from .problem import is_float
 from .tensor import Tensor
 from .variable import Variable
 
 _WARNINGS = {"enabled": False}
+
+
+def clear_caches() -> None:
+    """Forgets every memo, compiled executable and inferred shape, so the next call runs as in a fresh process
+    (a tapejax extension, for tests and for memory: tapejax's caches are bounded, and all of them are caches of
+    the plain computation, so clearing never changes an answer).
+
+    >>> import tapejax as tf
+    >>> tf.debugging.clear_caches()
+    """
+    caches.clear_all()
 
 NEVER_WATCHED = (
     "the tensor was never watched by this tape: call tape.watch(x) inside the `with tf.GradientTape()` block "

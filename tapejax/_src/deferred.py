@@ -24,7 +24,7 @@ from typing import Any
 
 import jax
 
-from . import dtypes, errors
+from . import caches, checking, dtypes, errors
 from .tensor import EagerTensor, Tensor, TensorShape, new_tid
 
 _ARRAY = type(jax.numpy.zeros(()))  # a concrete jax.Array
@@ -128,6 +128,13 @@ def compute(app: Application) -> tuple:
     return app.values
 
 
+def compute_detached(app: Application) -> tuple:
+    """The values `compute(app)` gives, leaving `app` itself uncomputed (its inputs are computed): the checking
+    mode's plain path for values a compiled run is about to fill in."""
+    out = app.fn(*[resolve(v) for v in app.ins])
+    return tuple(out) if app.multiple else (out,)
+
+
 class DeferredTensor(Tensor):
     """A tensor whose value is not computed yet. Reading `_value` computes it and makes this an EagerTensor.
 
@@ -168,8 +175,7 @@ def _new_deferred(pending: Pending) -> DeferredTensor:
 
 
 # (op executable, input avals) -> (multiple, output avals): shape inference runs once per signature.
-_AVALS: dict[tuple, tuple[bool, tuple]] = {}
-_MAX_AVALS = 8192
+_AVALS = caches.Memo("shape inference (deferred.py)", 8192)
 
 
 def aval(v: Any) -> Any:
@@ -214,9 +220,10 @@ def defer(opdef: Any, fn: Callable[..., Any], vals: list) -> tuple[tuple, bool, 
     else:
         key = (fn, *map(aval, vals))
     inferred = _AVALS.get(key)
+    if inferred is not None and checking.FLAG.on:
+        checking.require("shape-inference cache (deferred.py)", inferred == _infer(fn, key[1:], opdef.op_type),
+                         opdef.op_type)
     if inferred is None:
-        if len(_AVALS) >= _MAX_AVALS:
-            _AVALS.clear()
         inferred = _AVALS[key] = _infer(fn, key[1:], opdef.op_type)
     multiple, out_avals = inferred
     app = Application(fn, vals, multiple, opdef.op_type)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import jax
 import numpy as np
 
-from . import deferred, dtypes, errors, tape as tape_lib
+from . import caches, deferred, dtypes, errors, tape as tape_lib
 from .convert import float_operand, holds_tensor, tf_type_string, to_array
 from .deferred import DeferredTensor, Pending
 from .tensor import OPERATORS, EagerTensor, Tensor, new_tid
@@ -93,7 +93,7 @@ def _check_same_dtype(opdef: OpDef, vals: list) -> None:
 
 # (opdef, params) -> the op's jitted implementation: an op runs as one XLA executable, dispatched by JAX's C++
 # fast path, rather than one dispatch per primitive of a composite implementation.
-_EXECUTABLES: dict[tuple[OpDef, tuple], Callable[..., Any]] = {}
+_EXECUTABLES = caches.Memo("op executables (dispatch.py)", 4096)
 
 
 def executable(opdef: OpDef, params_key: tuple) -> Callable[..., Any]:

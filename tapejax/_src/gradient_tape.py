@@ -157,7 +157,8 @@ class GradientTape:
             groups = problem.connected_groups
             build = transforms.vjp_builder(groups, given)
             def eager() -> tuple:
-                seeds = [jnp.ones_like(problem.targets[i]._value) if flat_cts[i] is None else flat_cts[i]._value
+                # the targets' shapes and dtypes only: a seed does not need a deferred target's value
+                seeds = [_ones_like(abstract(problem.targets[i])) if flat_cts[i] is None else flat_cts[i]._value
                          for i in connected_targets]
                 return problem.sweep(seeds)
 
@@ -306,13 +307,13 @@ class GradientTape:
 
     @staticmethod
     def _jacobian_sweep(problem: Problem, target: Tensor | Variable) -> tuple:
-        out = target._value
+        out = abstract(target)
         rows = problem.sweep([transforms.basis(out.shape, out.dtype)], batched=True)
         return tuple(r.reshape(out.shape + r.shape[1:]) for r in rows)
 
     @staticmethod
     def _batch_jacobian_sweep(problem: Problem, target: Tensor | Variable) -> tuple:
-        out = target._value
+        out = abstract(target)
         (rows,) = problem.sweep([transforms.batch_basis(out.shape, out.dtype)], batched=True)
         return (transforms.batch_rows(rows, out.shape),)
 
@@ -357,6 +358,10 @@ class GradientTape:
                 "one per target, in the targets' structure (None for the default of ones)."
             )
         return flat
+
+
+def _ones_like(aval: Any) -> Any:
+    return jnp.ones(aval.shape, aval.dtype)
 
 
 def _describe(source: Any) -> str:

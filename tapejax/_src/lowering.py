@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 import jax
 import numpy as np
 
-from . import deferred, errors
+from . import caches, checking, deferred, errors
 from .convert import literal
 from .tape import TapeEntry
 
@@ -264,11 +264,27 @@ class Lowered:
             compiled = executables[wanted] = self._jit(kind, build, len(leaves), len(consts), wanted)
         fn, spans = compiled
         outs = fn(*flat)
+        if checking.FLAG.on:
+            return self._check(kind, build, args, eager, apps, outs, spans)
         if not wanted:
             return outs
         for k, start, stop in spans:
             apps[k].set(outs[start:stop])
         return outs[:spans[0][1]]  # the transformation's own outputs: those before the first step value
+
+    def _check(self, kind: Any, build: Callable, args: tuple, eager: Callable[[], Any] | None,
+               apps: Sequence[deferred.Application | None], outs: Sequence[Any], spans: Sequence[tuple]) -> Any:
+        """Checking mode: the compiled run's answers against the plain path's; then as `run` without the check."""
+        what = f"{kind[0]} of a {len(self.program.steps)}-step program"
+        for k, start, stop in spans:  # deferred values, against op by op
+            checking.compare("compiled gradient's deferred values (deferred.py)", outs[start:stop],
+                             deferred.compute_detached(apps[k]), what)
+        for k, start, stop in spans:  # checked: the plain derivative below may read them
+            apps[k].set(outs[start:stop])
+        own = outs[:spans[0][1]] if spans else outs
+        plain = eager() if eager is not None else self.transform(kind, build)(*args)
+        checking.compare("executable cache (lowering.py)", own, plain, what)
+        return own
 
     def _jit(self, kind: Any, build: Callable, n_leaves: int, n_consts: int,
              wanted: tuple[int, ...]) -> tuple[Callable, list[tuple[int, int, int | None]]]:
@@ -305,7 +321,8 @@ class Lowered:
 class Cache:
     """A bounded LRU map from trace structure (program + input avals) to its Lowered function."""
 
-    def __init__(self, maxsize: int = 512):
+    def __init__(self, name: str, maxsize: int = 512):
+        self.name = name
         self.maxsize = maxsize
         self._items: collections.OrderedDict[Any, Lowered] = collections.OrderedDict()
 
@@ -327,7 +344,7 @@ class Cache:
         return len(self._items)
 
 
-CACHE = Cache()
+CACHE = caches.register(Cache("lowered programs and their executables (lowering.py)"))
 
 
 def avals(values: Sequence[Any]) -> tuple[Any, ...]:

@@ -16,7 +16,7 @@ import jax.numpy as jnp
 from jax.extend import core as jax_core
 from jax.interpreters import partial_eval as pe
 
-from . import deferred, dispatch, errors, logs, lowering, structure, sweep, tape as tape_lib
+from . import checking, deferred, dispatch, errors, logs, lowering, structure, sweep, tape as tape_lib
 from .registry import OpDef
 from .tensor import EagerTensor, Tensor
 from .variable import Variable
@@ -155,6 +155,8 @@ def _lowered_opdef(lowered: lowering.Lowered, kind: Any, build: Callable, n_leav
         closed = jax.make_jaxpr(traced)(*[jax.ShapeDtypeStruct(jnp.shape(v), v.dtype) for v in in_vals])
         jaxpr, _ = pe.dce_jaxpr(closed.jaxpr, [True] * len(closed.jaxpr.outvars), instantiate=True)
         impl = jax_core.jaxpr_as_fun(jax_core.ClosedJaxpr(jaxpr, closed.consts))
+        if checking.FLAG.on and not any(isinstance(v, jax.core.Tracer) for v in in_vals):
+            checking.compare("recorded gradient call (problem.py)", impl(*in_vals), traced(*in_vals), kind[0])
         return OpDef(f"GradientTape.{kind[0]}", lambda *flat: tuple(impl(*flat)), op_type="Gradient", jit=False)
 
     return lowered.memo(("opdef", kind), make)

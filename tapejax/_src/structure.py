@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from . import lowering
+from . import caches, checking, lowering
 from .convert import literal
 from .tape import TapeEntry
 
@@ -100,8 +100,7 @@ def _instantiate(tm: Template, entries: Sequence[TapeEntry], leaf_tids: Sequence
     )
 
 
-_TEMPLATES: dict[tuple, Template] = {}
-_MAX_TEMPLATES = 1024
+_TEMPLATES = caches.Memo("slices by structure (structure.py)", 1024)
 
 
 def slice_trace(entries: Sequence[TapeEntry], leaf_tids: Sequence[int], target_tids: Sequence[int],
@@ -110,13 +109,24 @@ def slice_trace(entries: Sequence[TapeEntry], leaf_tids: Sequence[int], target_t
     key = structure(entries, leaf_tids, target_tids, reverse)
     tm = _TEMPLATES.get(key)
     if tm is not None:
-        return _instantiate(tm, entries, leaf_tids)
+        sl = _instantiate(tm, entries, leaf_tids)
+        if checking.FLAG.on:
+            fresh = lowering.slice_trace(entries, leaf_tids, target_tids, reverse)
+            checking.require("structure memo (structure.py)", lambda: _same_slice(sl, fresh),
+                             f"a trace of {len(entries)} entries")
+        return sl
     sl = lowering.slice_trace(entries, leaf_tids, target_tids, reverse)
-    if len(_TEMPLATES) >= _MAX_TEMPLATES:
-        _TEMPLATES.clear()
     _TEMPLATES[key] = _template(sl, entries, leaf_tids)
     return sl
 
 
 def clear() -> None:
     _TEMPLATES.clear()
+
+
+def _same_slice(a: lowering.Slice, b: lowering.Slice) -> bool:
+    """Field by field, captured values by identity (a memoized slice must capture the very same arrays)."""
+    return (a.program == b.program and a.leaf_tids == b.leaf_tids and a.perturbed == b.perturbed
+            and a.const_tids == b.const_tids and a.connected_targets == b.connected_targets
+            and len(a.const_vals) == len(b.const_vals) and all(x is y for x, y in zip(a.const_vals, b.const_vals))
+            and len(a.entries) == len(b.entries) and all(x is y for x, y in zip(a.entries, b.entries)))

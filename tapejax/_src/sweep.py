@@ -17,12 +17,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from . import caches
 from .deferred import resolve
 from .lowering import Slice, Step
 
 # (op, params, multiple, batched) -> jitted `(inputs, output cotangents) -> input cotangents`.
-_OP_VJPS: dict[tuple, Callable[..., Any]] = {}
-_MAX_OP_VJPS = 1024
+_OP_VJPS = caches.Memo("per-op VJPs of the eager sweep (sweep.py)", 1024)
 
 
 def _op_vjp(step: Step, batched: bool) -> Callable[..., Any]:
@@ -43,10 +43,7 @@ def _op_vjp(step: Step, batched: bool) -> Callable[..., Any]:
             vjp = jax.vmap(vjp, in_axes=(None, 0))
         # An op that is not jitted eagerly (a recorded gradient call: a jaxpr evaluated primitive by primitive)
         # is swept the same way: compiling its VJP would cost one compile per nesting level of tapes.
-        fn = jax.jit(vjp) if step.op.jit else vjp
-        if len(_OP_VJPS) >= _MAX_OP_VJPS:
-            del _OP_VJPS[next(iter(_OP_VJPS))]  # the oldest: a bound on compiled kernels kept alive
-        _OP_VJPS[key] = fn
+        fn = _OP_VJPS[key] = jax.jit(vjp) if step.op.jit else vjp
     return fn
 
 

@@ -1,0 +1,59 @@
+"""The engine's memo tables: each one bounded, named, and cleared by one call.
+
+Every cache in tapejax is a `Memo`: a dict that empties itself when it reaches its bound (DESIGN invariant 12:
+no structure, shape or model may grow a cache without limit). Emptying whole, rather than evicting one entry,
+keeps tables that must agree with each other consistent (convert.py keys literals by the id of arrays that
+another table keeps alive) and costs nothing on the hit path, which stays `dict.get`. A cache is a cache of
+the plain path (invariant 11), so forgetting is always correct, only slower.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+ALL: list[Any] = []  # every Memo made (and registered cache), in import order (tests fill each past its bound)
+
+
+class Memo(dict):
+    """A dict bounded by `maxsize` entries; `companions` are emptied with it.
+
+    >>> m = Memo("example", 2)
+    >>> m[1] = m[2] = "x"; m[3] = "y"
+    >>> sorted(m)
+    [3]
+    >>> ALL.remove(m)
+    """
+
+    __slots__ = ("name", "maxsize", "companions")
+
+    def __init__(self, name: str, maxsize: int, companions: tuple[dict, ...] = ()):
+        super().__init__()
+        self.name = name
+        self.maxsize = maxsize
+        self.companions = companions
+        ALL.append(self)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        if len(self) >= self.maxsize and key not in self:
+            self.clear()
+        super().__setitem__(key, value)
+
+    def clear(self) -> None:
+        super().clear()
+        for c in self.companions:
+            c.clear()
+
+    def __repr__(self) -> str:
+        return f"Memo({self.name!r}, {len(self)}/{self.maxsize})"
+
+
+def register(cache: Any) -> Any:
+    """Lists a cache of another kind (it has `name`, `maxsize`, `clear()` and `len()`) with the memos."""
+    ALL.append(cache)
+    return cache
+
+
+def clear_all() -> None:
+    """Empties every memo: the next call runs as in a fresh process (compiled executables included)."""
+    for memo in ALL:
+        memo.clear()

@@ -1,0 +1,69 @@
+"""Every cache of the engine is bounded, and forgetting is always correct (DESIGN invariants 11 and 12)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tapejax as tf
+from tapejax._src import caches, checking, lowering
+
+
+def _fill(cache, n):
+    if isinstance(cache, lowering.Cache):
+        empty = lowering.Program((), 0, 0, ())
+        for i in range(n):
+            cache.get(empty, (("fill", i),))
+    else:
+        for i in range(n):
+            cache[("fill", i)] = i
+
+
+@pytest.mark.parametrize("cache", caches.ALL, ids=lambda c: c.name)
+def test_each_cache_stays_within_its_bound(cache):
+    _fill(cache, cache.maxsize + 10)
+    assert len(cache) <= cache.maxsize
+    cache.clear()
+
+
+def test_the_engine_caches_are_all_listed():
+    names = " ".join(c.name for c in caches.ALL)
+    for module in ("convert.py", "deferred.py", "dispatch.py", "structure.py", "sweep.py", "lowering.py"):
+        assert module in names
+
+
+def _step(w):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_sum(tf.tanh(w * 1.5) ** 2)
+    return loss.numpy(), tape.gradient(loss, w).numpy()
+
+
+def test_clearing_every_cache_between_steps_changes_no_answer():
+    w = tf.Variable([0.3, -1.2, 2.0])
+    runs = [_step(w) for _ in range(3)]  # a first-seen structure, then compiled ones
+    tf.debugging.clear_caches()
+    again = _step(w)
+    for loss, grad in runs:
+        np.testing.assert_allclose(loss, again[0], rtol=1e-6)
+        np.testing.assert_allclose(grad, again[1], rtol=1e-6)
+
+
+def test_a_memo_empties_its_companions_with_it():
+    companion = {"a": 1}
+    memo = caches.Memo("test memo", 2, companions=(companion,))
+    try:
+        memo[1] = memo[2] = 0
+        memo[3] = 0
+        assert dict(memo) == {3: 0} and companion == {}
+        memo[3] = 1  # replacing a key does not empty the table
+        assert dict(memo) == {3: 1}
+    finally:
+        caches.ALL.remove(memo)
+
+
+def test_checking_mode_names_the_cache_that_differs():
+    with pytest.raises(checking.CheckError, match="executable cache"):
+        checking.compare("executable cache (lowering.py)", [np.float32(1.0)], [np.float32(1.5)], "a test")
+    checking.compare("executable cache (lowering.py)", [np.float32(1.0)], [np.float32(1.0 + 1e-7)])
+    with pytest.raises(checking.CheckError, match="structure memo"):
+        checking.require("structure memo", False, "a test")
