@@ -160,7 +160,33 @@ def custom_gradient_step(quick: bool):
             "jax.jit(jax.grad), custom_vjp", [])
 
 
+def _kth_derivative(lib, x, k: int):
+    """sin's k-th derivative by k nested tapes, each gradient taken inside the tapes around it (as TF code does)."""
+    tapes = [lib.GradientTape() for _ in range(k)]
+    for t in tapes:
+        t.__enter__()
+        t.watch(x)
+    y = lib.sin(x)
+    for t in reversed(tapes):
+        t.__exit__(None, None, None)
+        y = t.gradient(y, x)
+    return y
+
+
+def nested_derivative(quick: bool, k: int = 50):
+    """The k-th derivative of sin by k nested tapes: its cost must grow linearly in k, as TF's does (issue 16)."""
+    x = tapejax.constant(1.0)
+    impls = {"tapejax nested tapes": (lambda: _kth_derivative(tapejax, x, k), block_jax)}
+    if tensorflow is not None:
+        xt = tensorflow.constant(1.0)
+        impls["TensorFlow nested tapes"] = (lambda: _kth_derivative(tensorflow, xt, k), block_numpy)
+    options = {"repeats": 2 if quick else 5, "warmup": 1 if quick else 3}
+    return (f"the {k}th derivative of sin by {k} nested tapes", impls, "TensorFlow nested tapes"
+            if tensorflow is not None else "tapejax nested tapes", [], options)
+
+
 WORKLOADS = {
+    "nested_derivative": nested_derivative,
     "hessian": hessian,
     "hessian_3x": functools.partial(hessian, scale=3),
     "hvp": hvp,
