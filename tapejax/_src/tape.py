@@ -7,9 +7,10 @@ its inputs and outputs, and the input values (the residuals a replay needs for i
 from __future__ import annotations
 
 import contextlib
-import threading
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, NamedTuple
+
+from .context import CONTEXT
 
 if TYPE_CHECKING:
     import jax
@@ -74,14 +75,7 @@ class Tape:
         self.history.append(("reset",))
 
 
-class _Stack(threading.local):
-    """The tapes recording on this thread (TF's tape stack is per thread too)."""
-
-    def __init__(self):
-        self.tapes: list[Tape] = []
-
-
-STACK = _Stack()
+STACK = CONTEXT  # `STACK.tapes`: the tapes recording on this thread (context.py)
 
 
 def push(tape: Tape) -> None:

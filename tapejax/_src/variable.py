@@ -8,7 +8,6 @@ reads (DESIGN invariant 6), each replayed with the value it had.
 from __future__ import annotations
 
 import itertools
-import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -17,28 +16,14 @@ import numpy as np
 
 from . import dtypes, tape as tape_lib
 from .tensor import OPERATORS, EagerTensor, Tensor, TensorShape, _Operators, new_tid, numpy_text
+from .context import CONTEXT
 from .convert import to_array
 
 _new_uid: Callable[[], int] = itertools.count(1).__next__
 
-# The enclosing tf.name_scope names, innermost last (filled by tf.name_scope).
-NAME_SCOPES: list[str] = []
-
-
-class _Overrides(threading.local):
-    """Values that variable reads return instead of the variables' own, while a pure function of them is traced
-    (a custom gradient's forward function replayed by JAX): variable uid -> array.
-
-    `trace` is the tf.function trace in progress on this thread, if any (function.py): while it is set, variables
-    are read from, assigned in and created through it, so a compiled step touches no variable until it returns.
-    """
-
-    def __init__(self):
-        self.values: dict[int, Any] = {}
-        self.trace: Any = None
-
-
-OVERRIDES = _Overrides()
+# `OVERRIDES.values` (reads of variables replaced while a pure function of them is traced) and `OVERRIDES.trace`
+# (the tf.function trace in progress) are the thread's context (context.py).
+OVERRIDES = CONTEXT
 
 
 class override_values:
@@ -108,7 +93,7 @@ class Variable(_Operators):
         self._value: jax.Array = jax.numpy.asarray(value)
         self._uid = _new_uid()
         base = "Variable" if name is None else name
-        self._name = "/".join([*NAME_SCOPES, base]) + ":0"
+        self._name = "/".join([*CONTEXT.name_scopes, base]) + ":0"
         self._trainable = True if trainable is None else bool(trainable)
         self._shape = TensorShape(self._value.shape if shape is None and validate_shape else shape)
         self._constraint = constraint
@@ -287,9 +272,9 @@ class name_scope:
 
     def __enter__(self) -> str:
         if self._name:
-            NAME_SCOPES.append(self._name)
-        return "/".join(NAME_SCOPES) + "/"
+            CONTEXT.name_scopes.append(self._name)
+        return "/".join(CONTEXT.name_scopes) + "/"
 
     def __exit__(self, *exc: object) -> None:
         if self._name:
-            NAME_SCOPES.pop()
+            CONTEXT.name_scopes.pop()

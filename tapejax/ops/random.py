@@ -8,7 +8,6 @@ takes its key as an input (DESIGN invariant 3). The numbers differ from TF's: th
 from __future__ import annotations
 
 import os
-import threading
 from typing import Any
 
 import jax
@@ -19,44 +18,40 @@ from tapejax._src import dtypes, errors, function
 from tapejax._src.convert import to_array
 from tapejax._src.registry import hashable, op
 from tapejax._src.tensor import EagerTensor, OPERATORS, Tensor
+from tapejax._src.context import CONTEXT
 from tapejax._src.variable import OVERRIDES, Variable
 
 _DEFAULT_GLOBAL_SEED = 87654321  # TF uses a fixed global seed when only an op seed is given
 
 
-class _SeedState(threading.local):
-    def __init__(self):
-        self.global_seed: int | None = None
-        self.counter = 0  # ops without an op seed draw successive seeds after set_seed, as in TF
-        self.calls: dict[tuple[int, int], int] = {}
-        self.entropy = int.from_bytes(os.urandom(4), "little")
-
-
-_STATE = _SeedState()
+_STATE = CONTEXT  # the thread's seed state: global_seed, seed_counter, seed_calls, entropy (context.py)
 
 
 def set_seed(seed: int | None) -> None:
     """Sets the global random seed (`tf.random.set_seed`): later random ops draw a reproducible sequence."""
     _STATE.global_seed = None if seed is None else int(seed)
-    _STATE.counter = 0
-    _STATE.calls = {}
+    _STATE.seed_counter = 0
+    _STATE.seed_calls = {}
     function.new_seed_epoch()
 
 
 def next_key(seed: int | None = None) -> jax.Array:
     """The key for one random op call, by TF's rules for global and op seeds."""
     state = _STATE
+    call = 0
     if state.global_seed is None and seed is None:
-        global_seed, op_seed = state.entropy, state.counter
-        state.counter += 1
+        global_seed, op_seed = state.entropy, state.seed_counter
+        state.seed_counter += 1
     elif seed is None:
-        global_seed, op_seed = state.global_seed, state.counter
-        state.counter += 1
+        global_seed, op_seed = state.global_seed, state.seed_counter
+        state.seed_counter += 1
     else:
         global_seed = _DEFAULT_GLOBAL_SEED if state.global_seed is None else state.global_seed
         op_seed = int(seed)
-    call = state.calls.get((global_seed, op_seed), 0)
-    state.calls[(global_seed, op_seed)] = call + 1
+        # a fixed op seed draws a new sequence on each call (TF); counted per (global, op) seed pair. Counter
+        # seeds are new on every call, so they need no count (counting them grew without bound).
+        call = state.seed_calls.get((global_seed, op_seed), 0)
+        state.seed_calls[(global_seed, op_seed)] = call + 1
     key = jax.random.fold_in(jax.random.fold_in(jax.random.PRNGKey(global_seed), op_seed), call)
     trace = OVERRIDES.trace
     if trace is not None:  # inside tf.function: each call of the compiled step draws new numbers, as in TF
@@ -560,20 +555,15 @@ def _state_from_seed(seed: int) -> np.ndarray:
     return np.array([key[0], key[1], 0], np.int64)
 
 
-class _GlobalGenerator(threading.local):
-    def __init__(self):
-        self.generator: Generator | None = None
-
-
-_GLOBAL = _GlobalGenerator()
+_GLOBAL = CONTEXT  # `_GLOBAL.global_generator` (context.py)
 
 
 def get_global_generator() -> Generator:
     """The default generator (`tf.random.get_global_generator`), seeded non-deterministically on first use."""
-    if _GLOBAL.generator is None:
-        _GLOBAL.generator = Generator.from_non_deterministic_state()
-    return _GLOBAL.generator
+    if _GLOBAL.global_generator is None:
+        _GLOBAL.global_generator = Generator.from_non_deterministic_state()
+    return _GLOBAL.global_generator
 
 
 def set_global_generator(generator: Generator) -> None:
-    _GLOBAL.generator = generator
+    _GLOBAL.global_generator = generator

@@ -9,7 +9,7 @@ import tapejax
 
 ROOT = pathlib.Path(tapejax.__file__).parent
 # Each module may import only modules listed before it (DESIGN/STYLE layering, adapted: see docs/design.md).
-ORDER = ["dtypes", "errors", "logs", "caches", "checking", "tensor", "deferred", "convert", "tape", "variable", "dispatch", "registry",
+ORDER = ["dtypes", "errors", "logs", "caches", "checking", "context", "tensor", "deferred", "convert", "tape", "variable", "dispatch", "registry",
          "lowering", "structure", "transforms", "sweep", "problem", "debugging",
          "gradient_tape", "forward", "custom_gradient", "module", "control_flow",
          "autograph", "function", "printing"]

@@ -1,0 +1,42 @@
+"""The engine's per-thread state, in one object (TF keeps its tape stack and name scopes per thread too).
+
+Everything that changes what an op does while it runs — which tapes record it, which values variable reads
+return while a pure function is traced, which tf.function trace is in progress, the enclosing name scopes and
+the random seed state — lives here, so that one thread's recording, tracing or scoping never leaks into
+another's, and so that there is one place to look for hidden state.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any
+
+
+class Context(threading.local):
+    """The state of one thread (each thread sees its own attributes, initialised afresh).
+
+    Attributes:
+      tapes: the tapes recording on this thread, innermost last (tape.py).
+      values: variable uid -> the array its reads return while a pure function of it is traced (variable.py:
+        a custom gradient replayed by JAX).
+      trace: the tf.function trace in progress on this thread, if any (function.py): while it is set, variables
+        are read from, assigned in and created through it, so a compiled step touches no variable until it returns.
+      name_scopes: the enclosing `tf.name_scope` names, innermost last.
+      global_seed, seed_counter, seed_calls, entropy: `tf.random`'s seed state (ops/random.py).
+      global_generator: `tf.random.get_global_generator()`'s generator, made on first use.
+    """
+
+    def __init__(self):
+        self.tapes: list[Any] = []
+        self.values: dict[int, Any] = {}
+        self.trace: Any = None
+        self.name_scopes: list[str] = []
+        self.global_seed: int | None = None
+        self.seed_counter = 0  # ops without an op seed draw successive seeds after set_seed, as in TF
+        self.seed_calls: dict[tuple[int, int], int] = {}
+        self.entropy = int.from_bytes(os.urandom(4), "little")
+        self.global_generator: Any = None
+
+
+CONTEXT = Context()
