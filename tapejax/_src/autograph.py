@@ -26,7 +26,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import control_flow
+from . import capture, control_flow, loops
 from .tensor import OPERATORS, EagerTensor, Tensor, TensorShape
 from .variable import Variable
 
@@ -63,14 +63,14 @@ def _is_tensor(x: Any) -> bool:
     """Whether `x` is a graph tensor: inside a tf.function trace every tensor is one, as in TF, even a constant
     the trace has folded to a value (its `if` is a tf.cond, its loop a tf.while_loop)."""
     if isinstance(x, Variable):
-        return control_flow._trace() is not None or isinstance(x._current(), jax.core.Tracer)
-    return isinstance(x, Tensor) and (control_flow._trace() is not None or isinstance(x._value, jax.core.Tracer))
+        return capture.current_trace() is not None or isinstance(x._current(), jax.core.Tracer)
+    return isinstance(x, Tensor) and (capture.current_trace() is not None or isinstance(x._value, jax.core.Tracer))
 
 
 def _staged(x: Any) -> Any:
     """A graph tensor as a traced one (a condition: its value is never differentiated)."""
     value = x._value if isinstance(x, Tensor) else x.read_value()._value
-    return x if isinstance(value, jax.core.Tracer) else EagerTensor(control_flow.symbolic(value))
+    return x if isinstance(value, jax.core.Tracer) else EagerTensor(capture.symbolic(value))
 
 
 def is_undefined(x: Any) -> bool:
@@ -112,7 +112,7 @@ def _check_branch_output(name: str, value: Any, which: str, seen: dict, line: in
     shape); the first branch captured is remembered, the second compared with it."""
     if not isinstance(value, Tensor | Variable | bool | int | float | complex):
         return
-    tensor = control_flow._as_tensor(value)
+    tensor = capture.as_tensor(value)
     aval = (tensor.dtype, tuple(tensor._value.shape))
     if name not in seen:
         seen[name] = (which, aval)
@@ -157,7 +157,7 @@ def while_stmt(test: Callable, body: Callable, values: tuple, names: tuple[str, 
         raise NotImplementedError(_RETURN_IN_LOOP)
     if any(isinstance(v, Undefined) for v in values):
         values = _seed_undefined(body, tuple(values), names, line)
-    out = control_flow.while_loop(lambda *v: _staged(test(*v)), lambda *v: tuple(body(*v)), tuple(values),
+    out = loops.while_loop(lambda *v: _staged(test(*v)), lambda *v: tuple(body(*v)), tuple(values),
                                   maximum_iterations=bound, _names=names, _line=line)
     return tuple(out)
 
@@ -175,7 +175,7 @@ def _seed_undefined(body: Callable, values: tuple, names: tuple[str, ...], line:
                                  "tensor, so the loop runs as tf.while_loop and carries each variable it assigns.")
         return [out[i] for i in missing]
 
-    (trial,) = control_flow._capture_each([one_iteration], [], control_flow._trace())
+    (trial,) = capture.capture_each([one_iteration], [], capture.current_trace())
     seeded = list(values)
     for i, (shape, dtype) in zip(missing, trial.out_avals):
         seeded[i] = EagerTensor(jnp.zeros(shape, dtype))
@@ -276,7 +276,7 @@ def not_(x: Any) -> Any:
 def converted_call(fn: Any) -> Any:
     """`fn` converted when it is user code (a Python function or a bound method of one), else `fn` itself. A
     tf.function called while another is traced is inlined, converted as TF converts it."""
-    if control_flow._trace() is not None and _is_tf_function(fn):
+    if capture.current_trace() is not None and _is_tf_function(fn):
         return fn._inline()  # converted if that function converts, and its trace counted, as in TF
     return convert(fn) if _convertible(fn) else fn
 

@@ -30,7 +30,7 @@ import numpy as np
 from jax.experimental import checkify
 
 from . import autograph, dispatch, dtypes, errors, tape as tape_lib
-from .control_flow import unbounded_loop_message as control_flow_message
+from .capture import unbounded_loop_message
 from .convert import to_array
 from .module import Module
 from .registry import OpDef
@@ -99,7 +99,7 @@ class _Trace:
         self.first = first
         self._calls = calls
         self.used_calls = False
-        self.captures: list[Any] = []  # the traced branches and loop bodies being captured (control_flow.py)
+        self.captures: list[Any] = []  # the traced branches and loop bodies being captured (capture.py)
         self.unbounded_loops = False  # a while_loop without maximum_iterations: no reverse mode through it
 
     def read(self, variable: Variable) -> Any:
@@ -320,7 +320,7 @@ class ConcreteFunction:
 
             self._opdef = OpDef(f"function.{self.function.__name__}", impl, op_type="PartitionedCall", jit=False,
                                 has_gradient=self.reverse_ok, no_gradient="" if self.reverse_ok else
-                                control_flow_message())
+                                unbounded_loop_message())
         return self._opdef
 
 
