@@ -46,9 +46,9 @@ from tapejax._src.loops import scan as scan
 from tapejax._src.loops import vectorized_map as vectorized_map
 from tapejax._src.loops import while_loop as while_loop
 from tapejax._src.function import Function as Function
-from tapejax._src.function import TensorSpec as TensorSpec
+from tapejax._src.signature import TensorSpec as TensorSpec
 from tapejax._src.function import function as function
-from tapejax._src.function import init_scope as init_scope
+from tapejax._src.concrete_function import init_scope as init_scope
 from tapejax._src.gradient_tape import GradientTape as GradientTape
 from tapejax._src.gradient_tape import UnconnectedGradients as UnconnectedGradients
 from tapejax._src.gradient_tape import gradients as gradients

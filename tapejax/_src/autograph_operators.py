@@ -19,6 +19,7 @@ from .convert import to_array
 from .tensor import OPERATORS, EagerTensor, Tensor, TensorShape
 from .variable import Variable
 
+
 # -- run-time helpers (the `ag__` namespace of converted code) ------------------------------------------------
 
 

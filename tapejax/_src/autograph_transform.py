@@ -18,6 +18,7 @@ from typing import Any
 
 _counter = itertools.count()
 
+
 # -- the source transformation ---------------------------------------------------------------------------------
 
 

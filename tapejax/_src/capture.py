@@ -53,7 +53,7 @@ class _CaptureTape(tape_lib.Tape):
 
 
 class _Capture:
-    """What one body does to variables while it is captured (function._Trace forwards its assignments)."""
+    """What one body does to variables while it is captured (concrete_function._Trace forwards its assignments)."""
 
     def __init__(self):
         self.tape = _CaptureTape()
@@ -147,7 +147,7 @@ def traced(*values: Any) -> bool:
 def symbolic(value: Any) -> Any:
     """`value` as a tracer of the tf.function trace being built, even where it is a constant.
 
-    A trace folds ops on constants (function._tracing), so a loop variable started from `tf.constant(0)` would
+    A trace folds ops on constants (concrete_function._tracing), so a loop variable started from `tf.constant(0)` would
     reach a captured body as a concrete array, and Python decisions on it (an AutoGraph `if`) would be taken
     once at trace time. A graph tensor has no value while it is traced, in TF: this gives the body the same.
     """

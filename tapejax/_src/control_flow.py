@@ -23,6 +23,7 @@ from .registry import OpDef
 from .tensor import OPERATORS, Tensor, new_tid
 from .variable import Variable
 
+
 # -- conditionals ------------------------------------------------------------------------------------------------
 
 

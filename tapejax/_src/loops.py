@@ -19,6 +19,7 @@ from .capture import (Body, as_tensor, capture_each, current_trace, inputs_of, i
                       traced, unpack)
 from .tensor import OPERATORS, EagerTensor, Tensor, TensorShape
 
+
 def while_loop(cond: Callable, body: Callable, loop_vars: Any, shape_invariants: Any = None,
                parallel_iterations: int = 10, back_prop: bool = True, swap_memory: bool = False,
                maximum_iterations: Any = None, name: str | None = None, _names: Sequence[str] | None = None,

@@ -29,8 +29,9 @@ class _Overrides(threading.local):
     """Values that variable reads return instead of the variables' own, while a pure function of them is traced
     (a custom gradient's forward function replayed by JAX): variable uid -> array.
 
-    `trace` is the tf.function trace in progress on this thread, if any (function.py): while it is set, variables
-    are read from, assigned in and created through it, so a compiled step touches no variable until it returns.
+    `trace` is the tf.function trace in progress on this thread, if any (concrete_function.py): while it is set,
+    variables are read from, assigned in and created through it, so a compiled step touches no variable until it
+    returns.
     """
 
     def __init__(self):
