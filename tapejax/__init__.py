@@ -38,17 +38,17 @@ from tapejax._src.dtypes import uint64 as uint64
 from tapejax._src.dtypes import bool_ as bool  # noqa: A001, F401 (TF's name)
 from tapejax._src.control_flow import case as case
 from tapejax._src.control_flow import cond as cond
-from tapejax._src.control_flow import foldl as foldl
-from tapejax._src.control_flow import foldr as foldr
-from tapejax._src.control_flow import map_fn as map_fn
-from tapejax._src.control_flow import scan as scan
 from tapejax._src.control_flow import switch_case as switch_case
-from tapejax._src.control_flow import vectorized_map as vectorized_map
-from tapejax._src.control_flow import while_loop as while_loop
+from tapejax._src.loops import foldl as foldl
+from tapejax._src.loops import foldr as foldr
+from tapejax._src.loops import map_fn as map_fn
+from tapejax._src.loops import scan as scan
+from tapejax._src.loops import vectorized_map as vectorized_map
+from tapejax._src.loops import while_loop as while_loop
 from tapejax._src.function import Function as Function
-from tapejax._src.function import TensorSpec as TensorSpec
+from tapejax._src.signature import TensorSpec as TensorSpec
 from tapejax._src.function import function as function
-from tapejax._src.function import init_scope as init_scope
+from tapejax._src.concrete_function import init_scope as init_scope
 from tapejax._src.gradient_tape import GradientTape as GradientTape
 from tapejax._src.gradient_tape import UnconnectedGradients as UnconnectedGradients
 from tapejax._src.gradient_tape import gradients as gradients

@@ -41,7 +41,7 @@ class Tape:
     __slots__ = ("entries", "tracked", "reads", "variables", "watch_accessed_variables", "persistent",
                  "history")
 
-    records_all = False  # True for the tape that captures a traced branch or loop body (control_flow.py)
+    records_all = False  # True for the tape that captures a traced branch or loop body (capture.py)
 
     def __init__(self, persistent: bool, watch_accessed_variables: bool):
         self.persistent = persistent

@@ -107,7 +107,7 @@ class Variable(_Operators):
         if not tapes:
             return 0, value
         trace = OVERRIDES.trace
-        if trace is not None and trace.captures:  # inside a traced branch or loop body (control_flow.py)
+        if trace is not None and trace.captures:  # inside a traced branch or loop body (capture.py)
             tid = trace.captures[-1].read_tid(self._uid)
             if tid:
                 return tid, value  # a read after an assignment in the same body: the assigned tensor itself

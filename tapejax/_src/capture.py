@@ -1,0 +1,231 @@
+"""Capture: a Python branch or loop body, traced inside tf.function, as a pure function of its inputs.
+
+Inside a tf.function trace, a branch or loop body whose condition or inputs are traced is *captured*: run once on
+placeholders while a tape records every op, which makes it a pure function of its inputs (the placeholders, the
+outer tensors it uses and the variables it reads). control_flow.py and loops.py hand that function to
+`jax.lax.cond` / `switch` / `while_loop` / `scan` or `jax.vmap`, and `run_recorded` records the construct on the
+tapes outside as one op: gradients flow through it because JAX differentiates lax's control flow.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from . import dispatch, tape as tape_lib
+from .convert import to_array
+from .registry import OpDef
+from .tensor import EagerTensor, Tensor, _Operators, new_tid
+from .variable import OVERRIDES, Variable
+
+_WHILE_NEEDS_BOUND = (
+    "Reverse-mode differentiation of a tf.while_loop traced inside tf.function needs a bound on its trip count: "
+    "pass maximum_iterations=N (the loop then stops at N iterations at most, and its gradient can be computed).")
+
+
+def unbounded_loop_message() -> str:
+    return _WHILE_NEEDS_BOUND
+
+
+# -- capture: a Python body as a pure function of its inputs ---------------------------------------------------
+
+
+class _Everything(set):
+    """The tracked ids of a capturing tape: every id."""
+
+    def __contains__(self, tid: object) -> bool:
+        return True
+
+
+class _CaptureTape(tape_lib.Tape):
+    __slots__ = ()
+    records_all = True
+
+    def __init__(self):
+        super().__init__(persistent=True, watch_accessed_variables=True)
+        self.tracked = _Everything()
+
+    def watches_variable(self, variable: Any) -> bool:
+        return True
+
+
+class _Capture:
+    """What one body does to variables while it is captured (concrete_function._Trace forwards its assignments)."""
+
+    def __init__(self):
+        self.tape = _CaptureTape()
+        self.latest: dict[int, int] = {}  # variable uid -> id of the value last assigned in the body
+        self.assigned: dict[int, Variable] = {}
+        self.constants: dict[int, Any] = {}  # ids given to assigned values that were not tensors
+
+    def read_tid(self, uid: int) -> int:
+        return self.latest.get(uid, 0)
+
+    def assign(self, variable: Variable, value: Any, tid: int) -> None:
+        if not tid:
+            tid = new_tid()
+            self.constants[tid] = value
+        self.latest[variable._uid] = tid
+        self.assigned[variable._uid] = variable
+
+
+class Body(NamedTuple):
+    """A captured body: ops in order, and where its inputs and outputs are."""
+
+    steps: tuple[tuple[Any, dict, tuple[int, ...], tuple[int, ...], bool], ...]
+    placeholders: tuple[int, ...]
+    externals: dict[int, Any]  # id -> value: outer tensors (and constants) the body uses
+    reads: dict[int, int]  # read id -> variable uid
+    variables: dict[int, Variable]  # uid -> variable, for every variable read or assigned
+    assigned: dict[int, int]  # variable uid -> id of its final value
+    outputs: tuple[int, ...]
+    out_avals: tuple[tuple[tuple[int, ...], Any], ...]
+    treedef: Any
+
+    def run(self, placeholder_vals: Sequence[Any], external_vals: dict[int, Any],
+            variable_vals: dict[int, Any]) -> tuple[list[Any], dict[int, Any]]:
+        """(outputs, new variable values): a pure function, replayed by JAX inside lax's control flow."""
+        env: dict[int, Any] = dict(zip(self.placeholders, placeholder_vals))
+        env.update(external_vals)
+        for tid, uid in self.reads.items():
+            env[tid] = variable_vals[uid]
+        for impl, params, in_tids, out_tids, multiple in self.steps:
+            out = impl(*[env[t] if t else None for t in in_tids], **params)
+            env.update(zip(out_tids, out if multiple else (out,)))
+        return [env[t] for t in self.outputs], {uid: env[t] for uid, t in self.assigned.items()}
+
+
+def is_leaf(x: Any) -> bool:
+    return isinstance(x, _Operators)
+
+
+def as_tensor(x: Any) -> Tensor:
+    if isinstance(x, Tensor):
+        return x
+    if isinstance(x, Variable):
+        return x.read_value()
+    return EagerTensor(to_array(x, on_device=not isinstance(x, jax.core.Tracer)))
+
+
+def capture(fn: Callable, placeholders: Sequence[Tensor], trace: Any, star: bool = True) -> Body:
+    """Runs `fn(*placeholders)` once, recording every op it runs, and returns it as a Body."""
+    cap = _Capture()
+    trace.captures.append(cap)
+    try:
+        with tape_lib.recording_only([cap.tape]):
+            result = fn(*placeholders) if star else fn(placeholders[0])
+            leaves, treedef = jax.tree_util.tree_flatten(result, is_leaf=is_leaf)
+            outs = [as_tensor(x) for x in leaves]
+    finally:
+        trace.captures.pop()
+    tape = cap.tape
+    produced = {t for e in tape.entries for t in e.out_tids}
+    own = set(a._tid for a in placeholders)
+    reads = {tid: uid for uid, rs in tape.reads.items() for tid, _ in rs}
+    externals: dict[int, Any] = dict(cap.constants)
+    for e in tape.entries:
+        for t, v in zip(e.in_tids, e.in_vals):
+            if t and t not in produced and t not in own and t not in reads:
+                externals.setdefault(t, v)
+    for o in outs:
+        if o._tid not in produced and o._tid not in own and o._tid not in reads:
+            externals.setdefault(o._tid, o._value)
+    steps = tuple((e.op.impl, dict(e.params), e.in_tids, e.out_tids, e.multiple_results) for e in tape.entries)
+    variables = {**tape.variables, **cap.assigned}
+    return Body(steps, tuple(a._tid for a in placeholders), externals, reads, variables,
+                dict(cap.latest), tuple(o._tid for o in outs),
+                tuple((tuple(o._value.shape), o._value.dtype) for o in outs), treedef)
+
+
+def traced(*values: Any) -> bool:
+    return any(isinstance(getattr(v, "_value", v), jax.core.Tracer) for v in values)
+
+
+def symbolic(value: Any) -> Any:
+    """`value` as a tracer of the tf.function trace being built, even where it is a constant.
+
+    A trace folds ops on constants (concrete_function._tracing), so a loop variable started from `tf.constant(0)` would
+    reach a captured body as a concrete array, and Python decisions on it (an AutoGraph `if`) would be taken
+    once at trace time. A graph tensor has no value while it is traced, in TF: this gives the body the same.
+    """
+    if isinstance(value, jax.core.Tracer):
+        return value
+    # jax exposes constant folding only as a switch-on context (ensure_compile_time_eval); switching it off
+    # for one op needs its config state.
+    from jax._src import config as jax_config  # noqa: PLC0415
+    with jax_config.eager_constant_folding(False):
+        return jax.lax.optimization_barrier(jnp.asarray(value))
+
+
+def current_trace() -> Any:
+    return OVERRIDES.trace
+
+
+class Inputs(NamedTuple):
+    """The operands of a captured construct: outer tensors by id, then the variables it reads or assigns."""
+
+    external_tids: tuple[int, ...]
+    external_vals: tuple[Any, ...]
+    variables: tuple[Variable, ...]
+
+
+def inputs_of(bodies: Sequence[Body]) -> Inputs:
+    externals: dict[int, Any] = {}
+    variables: dict[int, Variable] = {}
+    for b in bodies:
+        externals.update(b.externals)
+        variables.update(b.variables)
+    return Inputs(tuple(externals), tuple(externals.values()), tuple(variables.values()))
+
+
+def run_recorded(name: str, impl: Callable, leading: Sequence[Tensor], inputs: Inputs,
+                  assigned: Sequence[Variable], has_gradient: bool = True, forward_impl: Callable | None = None,
+                  ) -> list[EagerTensor]:
+    """Runs `impl(*leading, *externals, *variable values)` -> (outputs..., assigned values...), records it on
+    the tapes outside as one op, and assigns the variables it changed (through the trace: still no write)."""
+    reads = [v._read() for v in inputs.variables]  # leaves on the tapes outside, as any read
+    vals = (*[t._value for t in leading], *inputs.external_vals, *[value for _, value in reads])
+    outs = (forward_impl or impl)(*vals)
+    tensors = [EagerTensor(o) for o in outs]
+    tapes = tape_lib.STACK.tapes
+    if tapes:
+        opdef = OpDef(name, impl, op_type=name.rsplit(".", 1)[-1], jit=False, has_gradient=has_gradient,
+                      no_gradient="" if has_gradient else _WHILE_NEEDS_BOUND)
+        tids = (*[t._tid for t in leading], *inputs.external_tids, *[tid for tid, _ in reads])
+        dispatch.record(tapes, opdef, (), tids, vals, tuple(tensors), True)
+    n = len(tensors) - len(assigned)
+    for variable, tensor in zip(assigned, tensors[n:]):
+        variable._set(tensor._value, False, tensor._tid)
+    return tensors[:n]
+
+
+def unpack(flat: Sequence[Any], inputs: Inputs, n_leading: int) -> tuple[Sequence[Any], dict, dict]:
+    n_ext = len(inputs.external_tids)
+    leading = flat[:n_leading]
+    external_vals = dict(zip(inputs.external_tids, flat[n_leading:n_leading + n_ext]))
+    variable_vals = {v._uid: x for v, x in zip(inputs.variables, flat[n_leading + n_ext:])}
+    return leading, external_vals, variable_vals
+
+
+class _Snapshot:
+    """The trace's variable values before a body is captured: each body starts from them."""
+
+    def __init__(self, trace: Any):
+        self.trace, self.values, self.assigned = trace, dict(trace.values), dict(trace.assigned)
+
+    def restore(self) -> None:
+        self.trace.values = dict(self.values)
+        self.trace.assigned = dict(self.assigned)
+
+
+def capture_each(fns: Sequence[Callable], placeholders: Sequence[Tensor], trace: Any, star: bool = True
+                  ) -> list[Body]:
+    snapshot = _Snapshot(trace)
+    bodies = []
+    for fn in fns:
+        bodies.append(capture(fn, placeholders, trace, star))
+        snapshot.restore()
+    return bodies

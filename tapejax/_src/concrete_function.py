@@ -1,0 +1,243 @@
+"""One trace of a tf.function: a Python step traced once by `jax.jit`, with Tensors wrapping tracers.
+
+Variables are functionalised (DESIGN, "Outside the tape"): the values of the variables a trace reads are inputs
+of the jitted function and the values it assigns are outputs, written back after the call. Inside a trace,
+variable reads, assignments and creations go through the `_Trace` (variable.OVERRIDES.trace), so nothing is
+written until the compiled step has returned: an exception leaves every variable as it was. So does a value
+check that fails when the step runs (tf.case's): a checkify check, whose error state the step returns and the
+call raises (as InvalidArgumentError) before writing anything back.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+import jax
+import jax.extend
+import numpy as np
+from jax.experimental import checkify
+
+from . import errors, tape as tape_lib
+from .capture import is_leaf as _is_leaf, unbounded_loop_message
+from .convert import to_array
+from .registry import OpDef
+from .signature import Template
+from .tensor import Tensor, _Operators
+from .variable import OVERRIDES, Variable
+
+
+if TYPE_CHECKING:
+    from .function import Function
+
+
+# -- the trace ------------------------------------------------------------------------------------------------
+
+
+class _Trace:
+    """The variables' life inside one trace: reads see traced values, assignments replace them, nothing is
+    written to a variable until the compiled call returns."""
+
+    def __init__(self, variables: list[Variable], values: tuple, calls: Any, first: bool):
+        self.inputs = {v._uid: v for v in variables}
+        self.values: dict[int, Any] = dict(zip(self.inputs, values))
+        self.initial = dict(self.values)  # the variables' values as the step received them
+        self.assigned: dict[int, Variable] = {}
+        self.discovered: dict[int, Variable] = {}
+        self.created = 0
+        self.first = first
+        self._calls = calls
+        self.used_calls = False
+        self.captures: list[Any] = []  # the traced branches and loop bodies being captured (capture.py)
+        self.unbounded_loops = False  # a while_loop without maximum_iterations: no reverse mode through it
+
+    def read(self, variable: Variable) -> Any:
+        uid = variable._uid
+        value = self.values.get(uid)
+        if value is None:  # outside the set: this trace is redone with it as an input
+            self.discovered[uid] = variable
+            value = self.values[uid] = variable._value
+        elif uid in self.assigned and not self.captures and uid in self.initial:
+            # A read after an assignment is a read of the variable, as in TF: its value is the assigned one, its
+            # derivative that of the variable's input (state stops gradients, DESIGN invariant 2, also for a
+            # tape outside the compiled call).
+            initial = self.initial[uid]
+            value = jax.lax.stop_gradient(value) + (initial - jax.lax.stop_gradient(initial))
+        return value
+
+    def assign(self, variable: Variable, value: Any, tid: int = 0) -> None:
+        uid = variable._uid
+        if uid not in self.inputs:
+            self.discovered[uid] = variable
+        self.values[uid] = value
+        self.assigned[uid] = variable
+        if self.captures:
+            self.captures[-1].assign(variable, value, tid)
+
+    def check_creation(self) -> None:
+        if not self.first:
+            raise ValueError(
+                "tf.function only supports singleton tf.Variables created on the first call. Make sure the "
+                "tf.Variable is only created once or created outside tf.function.")
+        self.created += 1
+
+    def call_count(self) -> Any:
+        """This call's number, a traced input: random ops fold it into their key, so each call draws anew."""
+        self.used_calls = True
+        return self._calls
+
+
+@contextlib.contextmanager
+
+
+def _tracing(trace: _Trace | None, fold_constants: bool) -> Iterator[None]:
+    """Installs `trace` on this thread. With `fold_constants`, ops with only concrete inputs are evaluated at
+    trace time (so variables created on a first call get concrete initial values), the rest are staged into
+    the jitted function; a trace with symbolic sizes cannot fold (a size has no value until the call)."""
+    saved = OVERRIDES.trace
+    OVERRIDES.trace = trace
+    try:
+        with tape_lib.recording_only([]), (jax.ensure_compile_time_eval() if fold_constants
+                                           else contextlib.nullcontext()):
+            yield
+    finally:
+        OVERRIDES.trace = saved
+
+
+@contextlib.contextmanager
+
+
+def init_scope() -> Iterator[None]:
+    """Lifts what runs inside it out of any tf.function trace and tape (`tf.init_scope`): variables built
+    lazily by Keras layers and optimizers get concrete initial values."""
+    saved = OVERRIDES.trace
+    OVERRIDES.trace = None
+    try:
+        with tape_lib.recording_only([]), jax.ensure_compile_time_eval():
+            yield
+    finally:
+        OVERRIDES.trace = saved
+
+
+# -- compiled functions ------------------------------------------------------------------------------------
+
+
+class ConcreteFunction:
+    """One trace of a tf.function: a jitted pure function of (tensor arguments, variable values, call number)
+    returning (tensor outputs, assigned variable values), and how to put its results back together."""
+
+    def __init__(self, function: Function, template: Template, variables: list[Variable], first: bool):
+        self.function = function
+        self.template = template
+        self.variables = variables
+        self.first = first
+        self.assigned: list[Variable] = []
+        self.discovered: dict[int, Variable] = {}
+        self.used_calls = False
+        self.created = 0
+        self._out: Any = None  # (treedef, which leaves are tensors, the Python leaves)
+        self._failure_tree: Any = None  # treedef of checkify's error state, set when traced
+        self._jitted = jax.jit(self._checked)
+        self._opdef: OpDef | None = None
+        self.symbolic = False
+        self.reverse_ok = True
+        self.used: tuple[bool, ...] | None = None  # per flat input: whether the step reads it at all
+
+    def _pure(self, tensor_vals: tuple, var_vals: tuple, calls: Any) -> tuple:
+        trace = _Trace(self.variables, var_vals, calls, self.first)
+        with _tracing(trace, fold_constants=not self.symbolic):
+            args, kwargs = self.template.rebuild(tensor_vals)
+            self.function._tracing_count += 1
+            result = self.function._traced_function()(*args, **kwargs)
+            leaves, treedef = jax.tree_util.tree_flatten(result, is_leaf=_is_leaf)
+            outs, is_tensor, python = [], [], []
+            for leaf in leaves:
+                if isinstance(leaf, _Operators):
+                    outs.append(leaf._value if isinstance(leaf, Tensor) else leaf._current())
+                    is_tensor.append(True)
+                elif isinstance(leaf, bool | int | float | complex | np.ndarray | np.generic):
+                    outs.append(to_array(leaf, on_device=False))  # TF returns Python numbers as tensors
+                    is_tensor.append(True)
+                else:
+                    python.append(leaf)
+                    is_tensor.append(False)
+        self._out = (treedef, tuple(is_tensor), tuple(python))
+        self.assigned = list(trace.assigned.values())
+        self.discovered = trace.discovered
+        self.used_calls = trace.used_calls
+        self.created = trace.created
+        self.reverse_ok = not trace.unbounded_loops
+        return tuple(outs), tuple(trace.values[v._uid] for v in self.assigned)
+
+    def _checked(self, tensor_vals: tuple, var_vals: tuple, calls: Any) -> tuple:
+        """`_pure` with its run-time input checks (tf.case's, control_flow._check_predicates) functionalised by
+        checkify: their error state comes back as extra outputs, none at all for a step without checks, so a step
+        without them pays nothing for them (not even a device-to-host sync)."""
+        failure, (outs, new_vals) = checkify.checkify(self._pure, errors=checkify.user_checks)(
+            tensor_vals, var_vals, calls)
+        leaves, self._failure_tree = jax.tree_util.tree_flatten(failure)
+        return outs, new_vals, tuple(leaves)
+
+    def _raise_failure(self, leaves: tuple) -> None:
+        """Raises TF's InvalidArgumentError if a check failed in the call that returned `leaves` (this waits
+        for the call to finish: the variables are written back only after it)."""
+        failure = jax.tree_util.tree_unflatten(self._failure_tree, leaves).get_exception()
+        if failure is not None:
+            fmt = getattr(failure, "fmt_string", None)
+            message = str(failure) if fmt is None else fmt.format(*failure.args, **failure.kwargs)
+            raise errors.InvalidArgumentError(None, None, message)
+
+    def trace(self, tensor_vals: tuple, var_vals: tuple, calls: Any, symbolic: tuple | None = None) -> None:
+        """Traces the Python function once; with `symbolic` argument shapes (an input_signature's None
+        dimensions), through `jax.export`, so one trace serves every size, compiled per size by `jax.jit`."""
+        if symbolic is None:
+            jaxpr = self._jitted.trace(tensor_vals, var_vals, calls).jaxpr.jaxpr
+            self.used = _live_inputs(jaxpr, self._failure_tree.num_leaves)
+            return
+        self.symbolic = True
+        specs = (symbolic, tuple(jax.ShapeDtypeStruct(v.shape, v.dtype) for v in var_vals),
+                 jax.ShapeDtypeStruct((), np.uint32))
+        self._jitted = jax.jit(jax.export.export(self._jitted)(*specs).call)
+
+    def __call__(self, tensor_vals: tuple, var_vals: tuple, calls: Any) -> Any:
+        outs, new_vals, failure = self._jitted(tensor_vals, var_vals, calls)
+        if failure:
+            self._raise_failure(failure)
+        for variable, value in zip(self.assigned, new_vals):
+            variable._value = value  # the write-back: only once the whole step has run
+        return outs
+
+    def structure(self, outs: tuple) -> Any:
+        treedef, is_tensor, python = self._out
+        if treedef.num_nodes == 1 and is_tensor == (True,):  # a single tensor
+            return outs[0]
+        tensors, others = iter(outs), iter(python)
+        leaves = [next(tensors) if t else next(others) for t in is_tensor]
+        return jax.tree_util.tree_unflatten(treedef, leaves)
+
+    def opdef(self) -> OpDef:
+        """The op a call is recorded as on the tapes outside: a pure function of (arguments, variables)."""
+        if self._opdef is None:
+            n_args, n_vars = self.template.n_tensors, len(self.variables)
+
+            def impl(*flat: Any) -> tuple:
+                # checked when the call ran (ConcreteFunction.__call__); a replay for a derivative is not
+                outs, new_vals, _ = self._jitted(flat[:n_args], flat[n_args:n_args + n_vars], flat[-1])
+                return (*outs, *new_vals)
+
+            self._opdef = OpDef(f"function.{self.function.__name__}", impl, op_type="PartitionedCall", jit=False,
+                                has_gradient=self.reverse_ok, no_gradient="" if self.reverse_ok else
+                                unbounded_loop_message())
+        return self._opdef
+
+
+def _live_inputs(jaxpr: Any, n_checks: int = 0) -> tuple[bool, ...]:
+    """Per input of a jaxpr, whether an output (or an effect, like tf.print) depends on it: backwards liveness.
+    The last `n_checks` outputs are run-time checks' error state: what only they read has no gradient, as in TF."""
+    outvars = jaxpr.outvars[:len(jaxpr.outvars) - n_checks]
+    live = {v for v in outvars if not isinstance(v, jax.extend.core.Literal)}
+    for eqn in reversed(jaxpr.eqns):
+        if eqn.effects or any(v in live for v in eqn.outvars):
+            live.update(v for v in eqn.invars if not isinstance(v, jax.extend.core.Literal))
+    return tuple(v in live for v in jaxpr.invars)
