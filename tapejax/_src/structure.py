@@ -50,6 +50,9 @@ def structure(entries: Sequence[TapeEntry], leaf_tids: Sequence[int], target_tid
         else:
             code.update(zip(outs, range(n, n + len(outs))))
             n += len(outs)
+    for i, t in enumerate(leaf_tids):  # a source no entry reads: a target may still be that source itself
+        if t not in code:
+            code[t] = ("leaf", i)
     return tuple(wiring), tuple(map(get, leaf_tids)), tuple(map(get, target_tids)), tuple(literals), reverse
 
 
