@@ -10,7 +10,7 @@ import tapejax
 ROOT = pathlib.Path(tapejax.__file__).parent
 # Each module may import only modules listed before it (DESIGN/STYLE layering, adapted: see docs/design.md).
 ORDER = ["dtypes", "errors", "logs", "tensor", "deferred", "convert", "tape", "variable", "dispatch", "registry",
-         "lowering", "structure", "transforms", "sweep", "problem", "debugging",
+         "lowering", "structure", "transforms", "sweep", "problem", "debugging", "tape_arguments",
          "gradient_tape", "forward", "custom_gradient", "module", "control_flow",
          "autograph", "function", "printing"]
 
