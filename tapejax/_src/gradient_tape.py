@@ -68,6 +68,8 @@ class GradientTape:
     # -- recording -------------------------------------------------------------------------------------------
 
     def __enter__(self) -> GradientTape:
+        if self._recording:
+            raise ValueError("Tape is still recording, This can happen if you try to re-enter an already-active tape.")
         if self._tape is None:  # a used non-persistent tape entered again starts afresh, as TF does
             self._tape = tape_lib.Tape(self._persistent, self._watch_accessed_variables)
         tape_lib.push(self._tape)
@@ -414,7 +416,11 @@ def _unconnected(source: Any, result: Any, mode: UnconnectedGradients,
 def _as_mode(unconnected_gradients: UnconnectedGradients | str) -> UnconnectedGradients:
     if isinstance(unconnected_gradients, UnconnectedGradients):
         return unconnected_gradients
-    return UnconnectedGradients(unconnected_gradients)
+    try:
+        return UnconnectedGradients(unconnected_gradients)
+    except ValueError:
+        raise ValueError(f"Unknown value for unconnected_gradients: {unconnected_gradients!r}; use 'none', 'zero' "
+                         "or a tf.UnconnectedGradients member.") from None
 
 
 def _variable_targets(problem: Problem, results: list[Any], flat_cts: _Flat) -> None:
