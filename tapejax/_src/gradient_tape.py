@@ -8,7 +8,6 @@ through it like any other op, and higher-order derivatives need no special case 
 from __future__ import annotations
 
 import contextlib
-import enum
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -17,17 +16,11 @@ import jax.numpy as jnp
 
 from . import debugging, errors, logs, tape as tape_lib, tape_arguments, transforms
 from .problem import Problem, abstract, is_float
+from .tape_arguments import UnconnectedGradients, unconnected_mode as _as_mode
 from .tensor import EagerTensor, Tensor
 from .variable import Variable
 
 _Flat = list[Any]
-
-
-class UnconnectedGradients(enum.Enum):
-    """What `gradient` returns for a source the target does not depend on (`tf.UnconnectedGradients`)."""
-
-    NONE = "none"
-    ZERO = "zero"
 
 
 _LEAF = jax.tree_util.tree_structure(0)
@@ -62,6 +55,7 @@ class GradientTape:
         self._watch_accessed_variables = watch_accessed_variables
         self._tape: tape_lib.Tape | None = tape_lib.Tape(persistent, watch_accessed_variables)
         self._recording = False
+        self._entered = False  # TF tells a tape never entered (RuntimeError) from one exited (ValueError)
         self._watched: tuple[Variable, ...] = ()  # what a freed tape had watched (watched_variables())
         self._none_reasons: dict[int, str] = {}  # id(source) -> why its gradient was None (debugging.py)
 
@@ -73,7 +67,7 @@ class GradientTape:
         if self._tape is None:  # a used non-persistent tape entered again starts afresh, as TF does
             self._tape = tape_lib.Tape(self._persistent, self._watch_accessed_variables)
         tape_lib.push(self._tape)
-        self._recording = True
+        self._recording = self._entered = True
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -103,8 +97,10 @@ class GradientTape:
     @contextlib.contextmanager
     def stop_recording(self) -> Iterator[None]:
         """Temporarily stops recording: ops inside the block are not on this tape."""
-        if not self._recording:
+        if self._tape is None or not self._entered:
             raise RuntimeError("Trying to stop recording a tape which is not recording.")
+        if not self._recording:
+            raise ValueError("Tape is not recording.")
         self._tape.history.append(("stop_recording",))
         tape_lib.pop(self._tape)
         self._recording = False
@@ -115,7 +111,9 @@ class GradientTape:
             self._recording = True
 
     def reset(self) -> None:
-        """Clears everything recorded so far; the tape keeps recording if it was."""
+        """Clears everything recorded so far, inside the tape's block (outside it, ValueError as in TF)."""
+        if not self._recording:
+            raise ValueError("Tape is not recording.")
         self._live_tape().clear()
 
     def watched_variables(self) -> tuple[Variable, ...]:
@@ -208,7 +206,7 @@ class GradientTape:
         mode = _as_mode(unconnected_gradients)
         self._live_tape()
         target = _single_target(target, "jacobian")
-        tape_arguments.check_sequential("jacobian", self._persistent, experimental_use_pfor)
+        tape_arguments.check_loop("jacobian", self._persistent, experimental_use_pfor, parallel_iterations)
         tape = self._begin_differentiation("jacobian")
         flat_sources, source_tree = _flatten(sources)
         problem = Problem(tape, [target], flat_sources, "jacobian")
@@ -257,7 +255,7 @@ class GradientTape:
             raise TypeError(f"GradientTape.batch_jacobian expects one source Tensor or Variable, got "
                             f"{type(source).__name__}; call it once per source.")
         tape_arguments.check_batch_jacobian_shapes(target, source)
-        tape_arguments.check_sequential("batch_jacobian", self._persistent, experimental_use_pfor)
+        tape_arguments.check_loop("batch_jacobian", self._persistent, experimental_use_pfor, parallel_iterations)
         tape = self._begin_differentiation("batch_jacobian")
         t_shape, s_shape = tuple(target.shape), tuple(source.shape)
         problem = Problem(tape, [target], [source], "batch_jacobian")
@@ -411,16 +409,6 @@ def _unconnected(source: Any, result: Any, mode: UnconnectedGradients,
     if callable(shape):
         shape = shape()
     return EagerTensor(jnp.zeros(tuple(source.shape) if shape is None else shape, source.dtype.as_numpy_dtype))
-
-
-def _as_mode(unconnected_gradients: UnconnectedGradients | str) -> UnconnectedGradients:
-    if isinstance(unconnected_gradients, UnconnectedGradients):
-        return unconnected_gradients
-    try:
-        return UnconnectedGradients(unconnected_gradients)
-    except ValueError:
-        raise ValueError(f"Unknown value for unconnected_gradients: {unconnected_gradients!r}; use 'none', 'zero' "
-                         "or a tf.UnconnectedGradients member.") from None
 
 
 def _variable_targets(problem: Problem, results: list[Any], flat_cts: _Flat) -> None:

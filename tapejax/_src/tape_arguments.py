@@ -1,5 +1,5 @@
-"""GradientTape's arguments read as TensorFlow 2.21 reads them: output_gradients, batch_jacobian's shapes, and
-the sequential (non-pfor) jacobians' need for a persistent tape.
+"""GradientTape's arguments read as TensorFlow 2.21 reads them: unconnected_gradients, output_gradients,
+batch_jacobian's shapes, and the checks of TF's two jacobian loops (pfor and the sequential one).
 
 These are TF's visible rules, some of them surprising, kept in one place so that gradient_tape.py reads as the
 lowering it is. Each rule is a compat test (tests/compat/test_tape_edges_vs_tf.py).
@@ -7,6 +7,7 @@ lowering it is. Each rule is a compat test (tests/compat/test_tape_edges_vs_tf.p
 
 from __future__ import annotations
 
+import enum
 from typing import Any
 
 import jax
@@ -16,6 +17,23 @@ from . import errors, logs
 from .convert import tf_type_string, to_array
 from .tensor import OPERATORS, EagerTensor, Tensor, TensorShape
 from .variable import Variable
+
+class UnconnectedGradients(enum.Enum):
+    """What `gradient` returns for a source the target does not depend on (`tf.UnconnectedGradients`)."""
+
+    NONE = "none"
+    ZERO = "zero"
+
+
+def unconnected_mode(unconnected_gradients: UnconnectedGradients | str) -> UnconnectedGradients:
+    if isinstance(unconnected_gradients, UnconnectedGradients):
+        return unconnected_gradients
+    try:
+        return UnconnectedGradients(unconnected_gradients)
+    except ValueError:
+        raise ValueError(f"Unknown value for unconnected_gradients: {unconnected_gradients!r}; use 'none', 'zero' "
+                         "or a tf.UnconnectedGradients member.") from None
+
 
 NONE_SEED: str = "Attempt to convert a value (None) with an unsupported type (<class 'NoneType'>) to a Tensor."
 
@@ -99,11 +117,23 @@ def check_batch_jacobian_shapes(target: Any, source: Any) -> None:
         raise ValueError(f"Need first dimension of target shape ({t_shape}) and source shape ({s_shape}) to match.")
 
 
-def check_sequential(method: str, persistent: bool, experimental_use_pfor: bool) -> None:
-    """TF computes a jacobian without pfor by calling `gradient` once per row: eagerly, it refuses a
-    non-persistent tape up front (tapejax, which vectorises either way, keeps the rule)."""
-    if not experimental_use_pfor and not persistent:
+def check_loop(method: str, persistent: bool, experimental_use_pfor: bool, parallel_iterations: int | None) -> None:
+    """TF's checks of the two ways it loops over a jacobian's rows, kept although tapejax vectorises either way.
+
+    Without pfor TF calls `gradient` once per row, so eagerly it refuses a non-persistent tape up front, and its
+    while_loop wants a positive `parallel_iterations`; pfor refuses `parallel_iterations` below 2.
+    """
+    if experimental_use_pfor:
+        if parallel_iterations is None or parallel_iterations > 1:
+            return
+        cause = (f"Argument `parallel_iterations` must be None or a positive integer. Received: {parallel_iterations}."
+                 if parallel_iterations < 1 else "Found `parallel_iterations == 1`. Use `for_loop` instead.")
+        raise ValueError(f"Encountered an exception while vectorizing the {method} computation. Vectorization can be "
+                         "disabled by setting experimental_use_pfor to False.") from ValueError(cause)
+    if not persistent:
         # TF's two messages differ in their spacing; kept, since code may match them.
         gap = "with  " if method == "jacobian" else " with "
         raise RuntimeError(f"GradientTape must be created with persistent=True to compute the {method} with eager "
                            f"execution enabled and {gap}experimental_use_pfor set to False.")
+    if parallel_iterations is not None and parallel_iterations < 1:
+        raise TypeError("'parallel_iterations' must be a positive integer.")

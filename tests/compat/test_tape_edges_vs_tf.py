@@ -708,8 +708,27 @@ def _custom_gradient_raises(tf):
     t.gradient(y, x)
 
 
+def _reset_outside_the_block(tf):
+    with tf.GradientTape() as t:
+        pass
+    t.reset()
+
+
+def _stop_recording_after_the_block(tf):
+    with tf.GradientTape() as t:
+        pass
+    with t.stop_recording():
+        pass
+
+
+def _stop_recording_of_a_fresh_tape(tf):
+    with tf.GradientTape().stop_recording():
+        pass
+
+
 TF_ERRORS = [_second_call, _nested_self_context, _unknown_unconnected_value, _watch_numpy,
-             _custom_gradient_returns_nothing, _custom_gradient_raises]
+             _custom_gradient_returns_nothing, _custom_gradient_raises, _reset_outside_the_block,
+             _stop_recording_after_the_block, _stop_recording_of_a_fresh_tape]
 
 
 @pytest.mark.parametrize("snippet", TF_ERRORS, ids=lambda f: f.__name__.strip("_"))
@@ -719,6 +738,29 @@ def test_tf_tape_errors(snippet):
         assert "Unknown value for unconnected_gradients: 'nonsense'" in str(error)
     if snippet is _watch_numpy:
         assert "ndarray" in str(error)
+    if snippet in (_reset_outside_the_block, _stop_recording_after_the_block):
+        assert str(error) == "Tape is not recording."
+
+
+@pytest.mark.parametrize("method", ["jacobian", "batch_jacobian"])
+@pytest.mark.parametrize("use_pfor", [True, False])
+@pytest.mark.parametrize("parallel_iterations", [-1, 0, 1, 2, 10])
+def test_parallel_iterations_as_tf(method, use_pfor, parallel_iterations):
+    def run(tf):
+        x = tf.constant([[1.0, 2.0], [3.0, 4.0]])
+        with tf.GradientTape(persistent=True) as t:
+            t.watch(x)
+            y = x * x
+        return getattr(t, method)(y, x, parallel_iterations=parallel_iterations, experimental_use_pfor=use_pfor)
+
+    try:
+        expected = run(tf_real)
+    except Exception:  # noqa: BLE001 - the error is compared below
+        error = _raises_as_tf(run)
+        if use_pfor:
+            assert "parallel_iterations" in str(error.__cause__)
+        return
+    _assert_same(run(tapejax), expected)
 
 
 @pytest.mark.xfail(strict=True, reason="a tf.function call is recorded as connected to all its float inputs: where "

@@ -400,3 +400,32 @@ def test_jacobian_of_a_transposed_product():
     expected = np.asarray(jax.jacrev(lambda m: m.T @ m)(jnp.asarray(x)))
     for kwargs in ({}, {"experimental_use_pfor": False}, {"parallel_iterations": 3}):
         np.testing.assert_allclose(g.jacobian(y, xt, **kwargs).numpy(), expected, rtol=1e-6)
+
+
+@pytest.mark.parametrize("use_pfor, parallel_iterations, error", [
+    (True, 1, ValueError), (True, 0, ValueError), (False, 0, TypeError), (False, -1, TypeError),
+])
+@pytest.mark.parametrize("method", ["jacobian", "batch_jacobian"])
+def test_parallel_iterations_tf_refuses(method, use_pfor, parallel_iterations, error):
+    x = tf.constant(M)
+    with tf.GradientTape(persistent=True) as t:
+        t.watch(x)
+        y = x * x
+    with pytest.raises(error, match="parallel_iterations|vectorizing"):
+        getattr(t, method)(y, x, parallel_iterations=parallel_iterations, experimental_use_pfor=use_pfor)
+    full = np.asarray(jax.jacrev(lambda m: m * m)(jnp.asarray(M)))
+    np.testing.assert_allclose(t.jacobian(y, x, parallel_iterations=1, experimental_use_pfor=False).numpy(), full)
+
+
+def test_reset_and_stop_recording_outside_the_block():
+    t = tf.GradientTape()
+    with pytest.raises(RuntimeError):  # never entered
+        with t.stop_recording():
+            pass
+    with t:
+        pass
+    with pytest.raises(ValueError, match="Tape is not recording."):
+        t.reset()
+    with pytest.raises(ValueError, match="Tape is not recording."):
+        with t.stop_recording():
+            pass
