@@ -8,26 +8,19 @@ through it like any other op, and higher-order derivatives need no special case 
 from __future__ import annotations
 
 import contextlib
-import enum
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import jax
 import jax.numpy as jnp
 
-from . import debugging, errors, logs, tape as tape_lib, transforms
+from . import debugging, errors, logs, tape as tape_lib, tape_arguments, transforms
 from .problem import Problem, abstract, is_float
+from .tape_arguments import UnconnectedGradients, unconnected_mode as _as_mode
 from .tensor import EagerTensor, Tensor
 from .variable import Variable
 
 _Flat = list[Any]
-
-
-class UnconnectedGradients(enum.Enum):
-    """What `gradient` returns for a source the target does not depend on (`tf.UnconnectedGradients`)."""
-
-    NONE = "none"
-    ZERO = "zero"
 
 
 _LEAF = jax.tree_util.tree_structure(0)
@@ -62,16 +55,19 @@ class GradientTape:
         self._watch_accessed_variables = watch_accessed_variables
         self._tape: tape_lib.Tape | None = tape_lib.Tape(persistent, watch_accessed_variables)
         self._recording = False
+        self._entered = False  # TF tells a tape never entered (RuntimeError) from one exited (ValueError)
         self._watched: tuple[Variable, ...] = ()  # what a freed tape had watched (watched_variables())
         self._none_reasons: dict[int, str] = {}  # id(source) -> why its gradient was None (debugging.py)
 
     # -- recording -------------------------------------------------------------------------------------------
 
     def __enter__(self) -> GradientTape:
+        if self._recording:
+            raise ValueError("Tape is still recording, This can happen if you try to re-enter an already-active tape.")
         if self._tape is None:  # a used non-persistent tape entered again starts afresh, as TF does
             self._tape = tape_lib.Tape(self._persistent, self._watch_accessed_variables)
         tape_lib.push(self._tape)
-        self._recording = True
+        self._recording = self._entered = True
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -101,8 +97,10 @@ class GradientTape:
     @contextlib.contextmanager
     def stop_recording(self) -> Iterator[None]:
         """Temporarily stops recording: ops inside the block are not on this tape."""
-        if not self._recording:
+        if self._tape is None or not self._entered:
             raise RuntimeError("Trying to stop recording a tape which is not recording.")
+        if not self._recording:
+            raise ValueError("Tape is not recording.")
         self._tape.history.append(("stop_recording",))
         tape_lib.pop(self._tape)
         self._recording = False
@@ -113,7 +111,9 @@ class GradientTape:
             self._recording = True
 
     def reset(self) -> None:
-        """Clears everything recorded so far; the tape keeps recording if it was."""
+        """Clears everything recorded so far, inside the tape's block (outside it, ValueError as in TF)."""
+        if not self._recording:
+            raise ValueError("Tape is not recording.")
         self._live_tape().clear()
 
     def watched_variables(self) -> tuple[Variable, ...]:
@@ -134,8 +134,18 @@ class GradientTape:
         Lowered to `jax.vjp` of the slice of the trace between them. Returns the structure of `sources`, with
         None (or zeros, for `unconnected_gradients=tf.UnconnectedGradients.ZERO`) for unconnected sources.
 
+        `output_gradients` is read as TF reads it: flattened like `tf.nest.flatten` (so a Python list of numbers
+        is several values, not one tensor), value i seeding target i (extra values ignored, with a warning; missing
+        ones are ones), each broadcast to its target's shape.
+
+        Differences from TensorFlow: a seed broadcasts to its target's shape whatever op made the target (TF
+        broadcasts only through elementwise gradients, and raises InvalidArgumentError through e.g. a reshape);
+        for a target that is itself the source, TF returns the seed unbroadcast.
+
         Raises:
           RuntimeError: on a second call to a non-persistent tape.
+          ValueError: for a None in `output_gradients` (TF 2.21 cannot convert it).
+          InvalidArgumentError: for a seed whose dtype is not its target's, or whose shape does not broadcast.
           LookupError: if the gradient must flow through an op that has no gradient (tf.random.shuffle).
         """
         mode = _as_mode(unconnected_gradients)
@@ -147,11 +157,14 @@ class GradientTape:
             )
         flat_targets = _flatten(target)[0]
         flat_sources, source_tree = _flatten(sources)
-        flat_cts = self._output_gradients(flat_targets, output_gradients)
+        flat_cts = tape_arguments.seeds(flat_targets, output_gradients)
         problem = Problem(tape, flat_targets, flat_sources, "gradient")
         results: list[Any] = [None] * len(flat_sources)
         if problem.is_connected:
             connected_targets = problem.slice.connected_targets
+            for i in connected_targets:
+                if flat_cts[i] is not None:
+                    flat_cts[i] = tape_arguments.checked_seed(i, abstract(flat_targets[i]), flat_cts[i])
             given = tuple(flat_cts[i] is not None for i in connected_targets)
             cts = [flat_cts[i] for i in connected_targets if flat_cts[i] is not None]
             groups = problem.connected_groups
@@ -188,11 +201,14 @@ class GradientTape:
         Args:
           parallel_iterations: if set, the vectorised map runs in chunks of this many rows, bounding memory; the
             answer does not depend on it.
-          experimental_use_pfor: accepted and ignored (there is only one, vectorised, implementation).
+          experimental_use_pfor: False raises RuntimeError on a non-persistent tape, as in TF (whose sequential
+            fallback calls `gradient` once per row); otherwise ignored: there is one, vectorised, implementation.
         """
         mode = _as_mode(unconnected_gradients)
-        tape = self._begin_differentiation("jacobian")
+        self._live_tape()
         target = _single_target(target, "jacobian")
+        tape_arguments.check_loop("jacobian", self._persistent, experimental_use_pfor, parallel_iterations)
+        tape = self._begin_differentiation("jacobian")
         flat_sources, source_tree = _flatten(sources)
         problem = Problem(tape, [target], flat_sources, "jacobian")
         results: list[Any] = [None] * len(flat_sources)
@@ -226,17 +242,23 @@ class GradientTape:
 
         Computed as TF does (the VJP of each non-batch element of the target, summed over the batch), so it
         assumes, without checking, that batch elements are independent, and gives TF's answer when they are not.
+        As in TF, an unconnected source gives zeros (of the target's dtype) even with the default
+        `unconnected_gradients='none'`; `experimental_use_pfor` is read as `jacobian` reads it.
+
+        Raises:
+          IndexError, ValueError: as TF, for a scalar target, for a target or source of rank below 2, and for
+            first dimensions that differ.
         """
         mode = _as_mode(unconnected_gradients)
-        tape = self._begin_differentiation("batch_jacobian")
+        self._live_tape()
         target = _single_target(target, "batch_jacobian")
         if not isinstance(source, Tensor | Variable):
             raise TypeError(f"GradientTape.batch_jacobian expects one source Tensor or Variable, got "
                             f"{type(source).__name__}; call it once per source.")
+        tape_arguments.check_batch_jacobian_shapes(target, source)
+        tape_arguments.check_loop("batch_jacobian", self._persistent, experimental_use_pfor, parallel_iterations)
+        tape = self._begin_differentiation("batch_jacobian")
         t_shape, s_shape = tuple(target.shape), tuple(source.shape)
-        if not t_shape or not s_shape or t_shape[0] != s_shape[0]:
-            raise ValueError(f"Need first dimension of target shape ({t_shape}) and source shape ({s_shape}) to "
-                             "match.")
         problem = Problem(tape, [target], [source], "batch_jacobian")
         result = None
         if problem.is_connected:
@@ -246,6 +268,9 @@ class GradientTape:
             (result,) = problem.run(("batch_jacobian", groups, chunk),
                                     transforms.batch_jacobian_builder(groups, chunk), eager=eager)
         self._end_differentiation()
+        if result is None and mode is UnconnectedGradients.NONE:
+            # TF's batch_jacobian ignores 'none' here: zeros, of the target's dtype (of the source's for 'zero').
+            return EagerTensor(jnp.zeros(t_shape + s_shape[1:], abstract(target).dtype))
         return _unconnected(source, result, mode, t_shape + s_shape[1:])
 
     def hessian(self, target: Any, sources: Any) -> Any:
@@ -347,17 +372,6 @@ class GradientTape:
             self._watched = tuple(self._tape.variables.values())
             self._tape = None  # free the trace (DESIGN invariant 9)
 
-    @staticmethod
-    def _output_gradients(flat_targets: _Flat, output_gradients: Any) -> _Flat:
-        if output_gradients is None:
-            return [None] * len(flat_targets)
-        flat = _flatten(output_gradients)[0]
-        if len(flat) != len(flat_targets):
-            raise ValueError(
-                f"GradientTape.gradient got {len(flat)} output_gradients for {len(flat_targets)} targets; pass "
-                "one per target, in the targets' structure (None for the default of ones)."
-            )
-        return flat
 
 
 def _ones_like(aval: Any) -> Any:
@@ -402,12 +416,6 @@ def _unconnected(source: Any, result: Any, mode: UnconnectedGradients,
     return EagerTensor(jnp.zeros(tuple(source.shape) if shape is None else shape, source.dtype.as_numpy_dtype))
 
 
-def _as_mode(unconnected_gradients: UnconnectedGradients | str) -> UnconnectedGradients:
-    if isinstance(unconnected_gradients, UnconnectedGradients):
-        return unconnected_gradients
-    return UnconnectedGradients(unconnected_gradients)
-
-
 def _variable_targets(problem: Problem, results: list[Any], flat_cts: _Flat) -> None:
     """A variable given as a target is its own source: d v / d v is the identity (TF gives ones)."""
     for i, t in enumerate(problem.targets):
@@ -415,7 +423,9 @@ def _variable_targets(problem: Problem, results: list[Any], flat_cts: _Flat) -> 
             continue
         for k, s in enumerate(problem.sources):
             if isinstance(s, Variable) and s._uid == t._uid:
-                add = jnp.ones(t.shape, t._value.dtype) if flat_cts[i] is None else flat_cts[i]._value
+                seed = flat_cts[i]
+                add = (jnp.ones(t.shape, t._value.dtype) if seed is None
+                       else tape_arguments.checked_seed(i, t._value, seed)._value)
                 results[k] = EagerTensor(add if results[k] is None else results[k]._value + add)
 
 

@@ -144,6 +144,10 @@ def op(
     no_gradient_args = tuple(no_gradient_args)
     if no_gradient_args:
         impl = _stop_gradient_at(impl, frozenset(no_gradient_args))
+    if not differentiable:
+        # Eagerly such an op is not recorded; traced inside a tf.function (or a captured branch) it is part of a
+        # JAX function that JAX differentiates whole, so its outputs must stop JAX's derivative there too.
+        impl = _stop_gradient_of_outputs(impl)
     opdef = OpDef(name, impl, tuple(static), differentiable, has_gradient, op_type or _camel(name), same_dtype,
                   jit, check, doc=doc, no_gradient_args=no_gradient_args)
     REGISTRY[name] = opdef
@@ -159,6 +163,16 @@ def _stop_gradient_at(impl: Callable[..., Any], positions: frozenset[int]) -> Ca
     def stopped(*args: Any, **params: Any) -> Any:
         return impl(*[jax.lax.stop_gradient(a) if i in positions and a is not None else a
                       for i, a in enumerate(args)], **params)
+
+    return stopped
+
+
+def _stop_gradient_of_outputs(impl: Callable[..., Any]) -> Callable[..., Any]:
+    """`impl` with JAX's derivative stopped at its outputs (a row with differentiable=False)."""
+
+    @functools.wraps(impl)
+    def stopped(*args: Any, **params: Any) -> Any:
+        return jax.tree_util.tree_map(jax.lax.stop_gradient, impl(*args, **params))
 
     return stopped
 

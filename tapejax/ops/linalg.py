@@ -43,12 +43,67 @@ def _matvec(a, b, transpose_a=False, adjoint_a=False, a_is_sparse=False, b_is_sp
     return jnp.einsum("...ij,...j->...i", a, b)
 
 
+def _invertible(matrix):
+    """Per matrix of a batch, whether TF's kernels would invert it: every pivot of its partially pivoted LU
+    factorization is at least the dtype's smallest normal number (TF flushes subnormals to zero, and a NaN pivot
+    fails too). Where it is False, TF raises InvalidArgumentError."""
+    pivots = jnp.abs(jnp.diagonal(jax.lax.linalg.lu(jax.lax.stop_gradient(matrix))[0], axis1=-2, axis2=-1))
+    return jnp.all(pivots >= jnp.finfo(pivots.dtype).tiny, axis=-1)
+
+
 def _solve(matrix, rhs, adjoint=False):
-    return jnp.linalg.solve(_adjoint(matrix) if adjoint else matrix, rhs)
+    # Eagerly the check raises before this runs; inside tf.function, where nothing can raise, a system TF would
+    # refuse gives NaN rather than whatever the factorization's zero pivot makes of it.
+    out = jnp.linalg.solve(_adjoint(matrix) if adjoint else matrix, rhs)
+    return jnp.where(_invertible(matrix)[..., None, None], out, jnp.nan)
 
 
 def _inv(input, adjoint=False):
-    return jnp.linalg.inv(_adjoint(input) if adjoint else input)
+    out = jnp.linalg.inv(_adjoint(input) if adjoint else input)
+    return jnp.where(_invertible(input)[..., None, None], out, jnp.nan)
+
+
+_SOLVER_DTYPES = (np.dtype(np.float64), np.dtype(np.float32), np.dtype(np.float16), np.dtype(np.complex64),
+                  np.dtype(np.complex128))
+_SOLVER_DTYPE_NAMES = "double, float, half, complex64, complex128"
+
+
+def _check_solver(op_type: str, *arrays) -> None:
+    """TF's checks of MatrixSolve / MatrixInverse / Lu inputs, in TF's order: dtype, ranks, outer dimensions."""
+    for a in arrays:
+        if a.dtype not in _SOLVER_DTYPES:
+            raise errors.invalid_argument(op_type, f"Value for attr 'T' of {tf_type_string(a.dtype)} is not in the "
+                                                   f"list of allowed values: {_SOLVER_DTYPE_NAMES}")
+    if len({a.ndim for a in arrays}) > 1:
+        raise errors.invalid_argument(op_type, "All input tensors must have the same rank.")
+    for i, a in enumerate(arrays):
+        if a.ndim < 2:
+            which = "Input tensor" if op_type == "Lu" else f"Input tensor {i}"
+            raise errors.invalid_argument(op_type, f"{which} must have rank >= 2, got {a.ndim}")
+    if len({a.shape[:-2] for a in arrays}) > 1:
+        raise errors.invalid_argument(op_type, "All input tensors must have the same outer dimensions.")
+    if arrays[0].shape[-1] != arrays[0].shape[-2]:
+        raise errors.invalid_argument(op_type, "First input (lhs) must be a square matrix." if op_type == "MatrixSolve"
+                                      else "Input matrix must be square.")
+    if op_type == "MatrixSolve" and arrays[1].shape[-2] != arrays[0].shape[-1]:
+        raise errors.invalid_argument(op_type, "Input matrix and rhs are incompatible.")
+
+
+def _check_invertible(op_type: str, matrix, message: str) -> None:
+    """TF's kernels raise on a matrix they cannot invert; eagerly, so does tapejax (inside tf.function the values
+    are not known: _solve and _inv give NaN there instead)."""
+    if not isinstance(matrix, jax.core.Tracer) and matrix.size and not bool(jnp.all(_invertible(matrix))):
+        raise errors.invalid_argument(op_type, message)
+
+
+def _check_solve(matrix, rhs, adjoint=False):
+    _check_solver("MatrixSolve", matrix, rhs)
+    _check_invertible("MatrixSolve", matrix, "Input matrix is not invertible.")
+
+
+def _check_inv(input, adjoint=False):
+    _check_solver("MatrixInverse", input)
+    _check_invertible("MatrixInverse", input, "Input is not invertible.")
 
 
 def _norm(tensor, ord="euclidean", axis=None, keepdims=None):
@@ -66,8 +121,33 @@ _MATMUL_STATIC = ("transpose_a", "transpose_b", "adjoint_a", "adjoint_b", "a_is_
 matmul = op("linalg.matmul", _matmul, static=_MATMUL_STATIC, op_type="MatMul")
 matvec = op("linalg.matvec", _matvec, static=("transpose_a", "adjoint_a", "a_is_sparse", "b_is_sparse"),
             op_type="MatMul")
-solve = op("linalg.solve", _solve, static=("adjoint",), op_type="MatrixSolve")
-inv = op("linalg.inv", _inv, static=("adjoint",), op_type="MatrixInverse")
+_SOLVE_DOC = """Same semantics as tf.linalg.solve; computed with jnp.linalg.solve.
+
+>>> import tapejax as tf
+>>> print(tf.linalg.solve([[2.0, 0.0], [0.0, 4.0]], [[2.0], [2.0]]))
+tf.Tensor(
+[[1. ]
+ [0.5]], shape=(2, 1), dtype=float32)
+
+A matrix TF cannot invert (a zero, subnormal or NaN pivot in its LU factorization) raises InvalidArgumentError
+("Input matrix is not invertible."), as in TF.
+
+Differences from TensorFlow: inside tf.function, where TF raises when the step runs, the solution is NaN.
+"""
+_INV_DOC = """Same semantics as tf.linalg.inv; computed with jnp.linalg.inv.
+
+>>> import tapejax as tf
+>>> print(tf.linalg.inv([[2.0, 0.0], [0.0, 4.0]]))
+tf.Tensor(
+[[0.5  0.  ]
+ [0.   0.25]], shape=(2, 2), dtype=float32)
+
+A matrix TF cannot invert raises InvalidArgumentError ("Input is not invertible."), as in TF.
+
+Differences from TensorFlow: inside tf.function, where TF raises when the step runs, the inverse is NaN.
+"""
+solve = op("linalg.solve", _solve, static=("adjoint",), op_type="MatrixSolve", check=_check_solve, doc=_SOLVE_DOC)
+inv = op("linalg.inv", _inv, static=("adjoint",), op_type="MatrixInverse", check=_check_inv, doc=_INV_DOC)
 norm = op("norm", _norm, static=("ord", "axis", "keepdims"), op_type="Norm")
 
 
@@ -193,6 +273,12 @@ def _lu(input, output_idx_type=np.int32):
     return lower_upper, permutation.astype(dtypes.as_dtype(output_idx_type)._np)
 
 
+def _check_lu(input, output_idx_type=np.int32):
+    # TF's Lu kernel refuses what it cannot invert (eagerly; inside tf.function the factors are returned).
+    _check_solver("Lu", input)
+    _check_invertible("Lu", input, "Input is not invertible.")
+
+
 _DET_DOC = """Same semantics as tf.linalg.det; computed with jnp.linalg.det.
 
 >>> import tapejax as tf
@@ -251,7 +337,7 @@ eigvalsh = op("linalg.eigvalsh", _eigvalsh, op_type="SelfAdjointEigV2", check=_a
 lstsq = op("linalg.lstsq", _lstsq, static=("l2_regularizer", "fast"), op_type="MatrixSolveLs", check=_check_lstsq,
             doc=_LSTSQ_DOC)
 pinv = op("linalg.pinv", _pinv, static=("rcond", "validate_args"), op_type="Svd", check=_check_pinv)
-lu = op("linalg.lu", _lu, static=("output_idx_type",), op_type="Lu", check=_allowed("Lu", _FLOATS),
+lu = op("linalg.lu", _lu, static=("output_idx_type",), op_type="Lu", check=_check_lu,
         has_gradient=False)  # TF registers no gradient for Lu
 expm = op("linalg.expm", lambda input: jax.scipy.linalg.expm(input), op_type="MatrixExponential",
           check=_allowed("MatrixExponential", _FLOATS))
