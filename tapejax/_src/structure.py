@@ -50,6 +50,9 @@ def structure(entries: Sequence[TapeEntry], leaf_tids: Sequence[int], target_tid
         else:
             code.update(zip(outs, range(n, n + len(outs))))
             n += len(outs)
+    for t in (*leaf_tids, *target_tids):  # a source or target no entry touches (a target that is a source, or
+        if t not in code:                  # one unrelated to them) still needs a code of its own, else the two
+            code[t] = ("free", len(code))  # would share a key
     return tuple(wiring), tuple(map(get, leaf_tids)), tuple(map(get, target_tids)), tuple(literals), reverse
 
 

@@ -531,6 +531,29 @@ def _tangent_is_returned_as_given(tf):
     return tf.constant(acc.jvp(x) is t), tf.constant(acc.jvp(x) is acc.jvp(x))
 
 
+def _source_as_target_then_an_unrelated_target(tf):
+    # Two slices that touch no recorded op: the structure memo must not answer the second with the first.
+    v = tf.Variable([1.0, 2.0])
+    with tf.autodiff.ForwardAccumulator(v, tf.constant([1.0, -1.0])) as acc:
+        read = v.read_value()
+    x, z = tf.constant(1.0), tf.constant(2.0)
+    with tf.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+    return (acc.jvp(read), acc.jvp(v * 1.0), tape.gradient(x, x), tape.gradient(z, x),
+            tape.gradient([x, z, x], x))
+
+
+def _nested_tapes_through_a_scalar_constant(tf):
+    x, z = tf.constant(2.0), tf.constant(3.0)
+    with tf.GradientTape() as outer:
+        outer.watch(z)
+        with tf.GradientTape() as inner:
+            inner.watch(x)
+            y = x * x * z * z
+        g = inner.gradient(y, x)
+    return g, outer.gradient(g, z)
+
+
 SNIPPETS = [_nested_same_primal, _nested_jvps_taken_after_both_exit, _nested_jvps_taken_inside,
             _nested_different_primals, _nested_outer_watches_the_inner_tangent, _higher_order_pure_forward,
             _nested_in_function, _variable_reads, _variable_watched, _variable_read_before_and_after,
@@ -542,7 +565,8 @@ SNIPPETS = [_nested_same_primal, _nested_jvps_taken_after_both_exit, _nested_jvp
             _stop_recording, _accumulator_inside_function, _function_inside_accumulator,
             _outer_accumulator_entered_in_function, _control_flow_in_function, _argument_unused_in_function,
             _jvp_manual, _numeric_higher_order, _elementwise_nn_ops, _dense_layer, _dtypes,
-            _tangent_is_returned_as_given]
+            _tangent_is_returned_as_given, _source_as_target_then_an_unrelated_target,
+            _nested_tapes_through_a_scalar_constant]
 
 
 def _assert_same(got, expected, path="result"):
