@@ -18,6 +18,7 @@ Because the JVP is computed late, three of TF's rules are kept by hand (docs/des
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import jax
@@ -59,8 +60,9 @@ class ForwardAccumulator:
         flat_tangents = _flatten(tangents)[0]
         self._tape = tape_lib.Tape(persistent=True, watch_accessed_variables=False)
         self._tangent_of: dict[tuple[str, int], Tensor] = {}  # _key(primal) -> its tangent
-        # The tapes outside this accumulator while it recorded (module docstring), in the order first seen.
-        self._outer: list[tape_lib.Tape] = []
+        # The tapes outside this accumulator while it recorded (module docstring), in the order first seen; weakly,
+        # so that a used non-persistent tape's trace is freed as TF frees it (DESIGN invariant 9).
+        self._outer: list[weakref.ref[tape_lib.Tape]] = []
         self._recording = False
         for p, t in zip(self._primals, flat_tangents):
             if isinstance(p, Variable):
@@ -80,8 +82,8 @@ class ForwardAccumulator:
         if self._recording:
             raise ValueError("Accumulator is already recording.")
         for t in tape_lib.STACK.tapes:
-            if not any(t is o for o in self._outer):
-                self._outer.append(t)
+            if not any(t is o() for o in self._outer):
+                self._outer.append(weakref.ref(t))
         tape_lib.push(self._tape)
         self._recording = True
         return self
@@ -121,7 +123,7 @@ class ForwardAccumulator:
     def _observers(self) -> list[tape_lib.Tape]:
         """The tapes that record this JVP: those outside the accumulator while it recorded, and any tape now
         capturing a traced branch or loop body (it must replay everything computed inside it)."""
-        tapes = list(self._outer)
+        tapes = [t for t in (o() for o in self._outer) if t is not None]
         tapes += [t for t in tape_lib.STACK.tapes if t.records_all and not any(t is o for o in tapes)]
         return tapes
 
