@@ -62,8 +62,9 @@ class GradientTape:
     # -- recording -------------------------------------------------------------------------------------------
 
     def __enter__(self) -> GradientTape:
-        if self._recording:
-            raise ValueError("Tape is still recording, This can happen if you try to re-enter an already-active tape.")
+        if self._recording:  # TF's check: a tape is on the recording stack at most once
+            raise ValueError("Tape is still recording, This can happen if you try to re-enter an already-active "
+                             "tape.")
         if self._tape is None:  # a used non-persistent tape entered again starts afresh, as TF does
             self._tape = tape_lib.Tape(self._persistent, self._watch_accessed_variables)
         tape_lib.push(self._tape)

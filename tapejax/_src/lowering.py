@@ -76,11 +76,12 @@ class Slice(NamedTuple):
 
 
 def slice_trace(entries: Sequence[TapeEntry], leaf_tids: Sequence[int], target_tids: Sequence[int],
-                reverse: bool = True) -> Slice:
+                reverse: bool = True, bake: bool = True) -> Slice:
     """The part of `entries` through which `target_tids` depend on `leaf_tids`, as a Program.
 
-    With `reverse` (every differentiation but forward mode), an op without a gradient on the path raises TF's
-    LookupError.
+    With `reverse` (every differentiation call, forward mode included), an op without a gradient on the path
+    raises TF's LookupError. Without `bake`, literals are passed in as constants like any other value (for a call that
+    another tape differentiates with respect to one of them: problem.py).
 
     This runs on every differentiation call, so it is written for speed: set operations in C, no generators.
     """
@@ -125,7 +126,7 @@ def slice_trace(entries: Sequence[TapeEntry], leaf_tids: Sequence[int], target_t
     for e in kept:
         for t, v in zip(e.in_tids, e.in_vals):
             if t and t not in depends and t not in slot and t not in baked:
-                lit = literal(v)
+                lit = literal(v) if bake else None
                 if lit is not None:
                     baked[t] = lit
                     continue

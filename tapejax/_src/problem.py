@@ -61,8 +61,10 @@ class Problem:
                 leaf_values[s._tid] = s._value
             else:
                 raise TypeError(errors.SOURCE_NON_TENSOR.format(type_name=type(s).__name__, value=s))
-        self.slice = structure.slice_trace(tape.entries, [t for g in leaves for t in g], target_tids,
-                                          reverse=method != "jvp")
+        # Forward mode checks for ops without a gradient too: TF's accumulator computes tangents with the gradient
+        # functions, so such an op raises LookupError there as well (at the op, here at `jvp`).
+        self._trace = (tape.entries, [t for g in leaves for t in g], target_tids, True)
+        self.slice = structure.slice_trace(*self._trace)
         slot = {t: i for i, t in enumerate(self.slice.leaf_tids)}
         self.groups = [tuple(slot[t] for t in g if t in slot) for g in leaves]
         self.connected = [k for k, g in enumerate(self.groups) if g]
@@ -101,11 +103,16 @@ class Problem:
         return bool(self.connected) and bool(self.slice.connected_targets)
 
     def run(self, kind: Any, build: Callable[[Callable], Callable], extras: Sequence[Tensor] = (),
-            eager: Callable[[], tuple] | None = None) -> tuple:
+            eager: Callable[[], tuple] | None = None, record_on: Sequence[tape_lib.Tape] | None = None) -> tuple:
         """Runs `build(replay)(leaves, consts, extras)` (cached by structure), recorded on the other tapes.
 
         `eager()`, if given, computes the same outputs for a structure seen for the first time (sweep.py).
+        `record_on`, if given, replaces the recording tapes as the ones that may record the call (forward.py:
+        TF's accumulators are seen only by the tapes outside them).
         """
+        tapes = tape_lib.STACK.tapes if record_on is None else list(record_on)
+        if tapes and self._bakes_tracked(tapes):
+            self.slice = lowering.slice_trace(*self._trace, bake=False)
         sl = self.slice
         extra_vals = tuple(e._value for e in extras)
         consts = sl.const_vals
@@ -114,13 +121,25 @@ class Problem:
         lowered = lowering.CACHE.get(sl.program, lowering.avals(self.leaf_vals + consts + extra_vals))
         outs = lowered.run(kind, build, (self.leaf_vals, consts, extra_vals), eager, sl.apps)
         tensors = tuple(EagerTensor(o) for o in outs)
-        tapes = tape_lib.STACK.tapes
         if tapes:
             in_tids = (*sl.leaf_tids, *sl.const_tids, *(e._tid for e in extras))
             in_vals = (*self.leaf_vals, *consts, *extra_vals)
             opdef = _lowered_opdef(lowered, kind, build, len(sl.leaf_tids), len(sl.const_tids), in_vals)
             dispatch.record(tapes, opdef, (), in_tids, in_vals, tensors, True)
         return tensors
+
+    def _bakes_tracked(self, tapes: Sequence[tape_lib.Tape]) -> bool:
+        """Whether the program bakes in a literal that a recording tape tracks: a scalar tensor made from a Python
+        number (`tf.constant(3.0)`) holds the cached literal array, but another tape may watch it, and then it
+        must be an input of the recorded call for that tape to differentiate through it."""
+        sl = self.slice
+        if not sl.program.baked:
+            return False
+        known = set(sl.leaf_tids).union(sl.const_tids)
+        for e in sl.entries:
+            known.update(e.out_tids)
+        baked = {t for e in sl.entries for t in e.in_tids if t and t not in known}
+        return any(not t.tracked.isdisjoint(baked) for t in tapes)
 
     def sweep(self, seeds: Sequence[Any], batched: bool = False) -> tuple:
         """Eager reverse accumulation (sweep.py) for the connected sources, TF's complex convention applied."""

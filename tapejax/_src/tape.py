@@ -39,7 +39,7 @@ class Tape:
     """
 
     __slots__ = ("entries", "tracked", "reads", "variables", "watch_accessed_variables", "persistent",
-                 "history")
+                 "history", "__weakref__")  # weakly referenced by the accumulators nested in it (forward.py)
 
     records_all = False  # True for the tape that captures a traced branch or loop body (capture.py)
 
