@@ -195,7 +195,7 @@ def run_recorded(name: str, impl: Callable, leading: Sequence[Tensor], inputs: I
         opdef = OpDef(name, impl, op_type=name.rsplit(".", 1)[-1], jit=False, has_gradient=has_gradient,
                       no_gradient="" if has_gradient else _WHILE_NEEDS_BOUND)
         tids = (*[t._tid for t in leading], *inputs.external_tids, *[tid for tid, _ in reads])
-        dispatch.record(tapes, opdef, (), tids, vals, tuple(tensors), True)
+        dispatch.record_call(opdef, tids, vals, tensors, tapes)
     n = len(tensors) - len(assigned)
     for variable, tensor in zip(assigned, tensors[n:]):
         variable._set(tensor._value, False, tensor._tid)

@@ -183,7 +183,7 @@ def _check_predicates(preds: Sequence[Any], summary: str, passes: Callable[[Any]
         # inside a traced branch or loop body: a step of the captured body, so it checks when the body runs
         tids = tuple(p._tid if isinstance(p, Tensor) else new_tid() for p in preds)
         opdef = OpDef("control_flow.Assert", check, op_type="Assert", jit=False)
-        dispatch.record(tape_lib.STACK.tapes[:1], opdef, (), tids, tuple(values), (), True)
+        dispatch.record_call(opdef, tids, values, (), tape_lib.STACK.tapes[:1], effect=True)
     else:
         check(*values)
 

@@ -117,7 +117,7 @@ def _call(f: Callable, ops: dict[Any, OpDef], args: tuple, kwargs: dict) -> Any:
             # part of the traced computation, so the op itself runs.
             outs = tuple(EagerTensor(o) for o in opdef.impl(*vals))
         if tapes:
-            dispatch.record(tapes, opdef, (), tids, vals, outs, True)
+            dispatch.record_call(opdef, tids, vals, outs, tapes)
     return jax.tree_util.tree_unflatten(result_tree, list(outs))
 
 

@@ -6,7 +6,7 @@ This is the per-op hot path: it is written for the common case (a few Tensor arg
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import jax
@@ -149,7 +149,7 @@ def apply(opdef: OpDef, args: tuple, params: dict[str, Any], params_key: tuple |
             recording = _recording(tapes, tids)
         if recording and opdef.jit and _deferrable(vals, recording):
             outs, multiple, app = deferred.defer(opdef, fn, vals)
-            record(recording, opdef, params_key, tids, vals, outs, multiple, app)
+            _record(recording, opdef, params_key, tids, vals, outs, multiple, app)
             return outs if multiple else outs[0]
     if any(type(v) is Pending for v in vals):
         vals = [deferred.resolve(v) for v in vals]
@@ -161,9 +161,9 @@ def apply(opdef: OpDef, args: tuple, params: dict[str, Any], params_key: tuple |
     outs = tuple(EagerTensor(o) for o in out) if multiple else (EagerTensor(out),)
     if tapes:
         if opdef.differentiable:
-            record(tapes, opdef, params_key, tids, vals, outs, multiple)
+            _record(tapes, opdef, params_key, tids, vals, outs, multiple)
         elif any(t.records_all for t in tapes):  # a captured branch replays non-differentiable ops too
-            record([t for t in tapes if t.records_all], opdef, params_key, tids, vals, outs, multiple)
+            _record([t for t in tapes if t.records_all], opdef, params_key, tids, vals, outs, multiple)
     return outs if multiple else outs[0]
 
 
@@ -184,7 +184,29 @@ def _deferrable(vals: list, tapes: list[tape_lib.Tape]) -> bool:
     return OVERRIDES.trace is None
 
 
-def record(
+def record_call(opdef: OpDef, in_tids: Sequence[int], in_vals: Sequence[Any], outs: Sequence[Tensor],
+                tapes: Sequence[tape_lib.Tape] | None = None, effect: bool = False) -> None:
+    """Records a whole call as one op with several outputs: a differentiation call, a custom gradient, a
+    tf.function call, a traced branch or loop, a side effect inside a captured body. The one way a call becomes
+    an op; `apply` is the one way an op of the table does.
+
+    Args:
+      tapes: the tapes that may record it (default: those recording on this thread).
+      effect: record it whatever its inputs (a print or an assertion inside a captured body must run when the body
+        does, even with no tensor input).
+    """
+    tapes = tape_lib.STACK.tapes if tapes is None else tapes
+    if not tapes:
+        return
+    if effect:
+        entry = tape_lib.TapeEntry(opdef, (), tuple(in_tids), tuple(in_vals), tuple(o._tid for o in outs), True)
+        for t in tapes:
+            t.entries.append(entry)
+        return
+    _record(list(tapes), opdef, (), tuple(in_tids), tuple(in_vals), tuple(outs), True)
+
+
+def _record(
     tapes: list[tape_lib.Tape],
     opdef: OpDef,
     params_key: tuple[tuple[str, Any], ...],

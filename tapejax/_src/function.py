@@ -200,8 +200,7 @@ class Function:
         in_tids = (*(t._tid for t in tensors), *(tid for tid, _ in reads), new_tid())
         if concrete.used is not None:  # an input the step never reads is not connected: its gradient is None
             in_tids = tuple(t if used else new_tid() for t, used in zip(in_tids, concrete.used))
-        dispatch.record(tapes, concrete.opdef(), (), in_tids, (*tensor_vals, *var_vals, calls),
-                        results + written, True)
+        dispatch.record_call(concrete.opdef(), in_tids, (*tensor_vals, *var_vals, calls), results + written, tapes)
         return concrete.structure(results)
 
 

@@ -15,7 +15,7 @@ from typing import Any
 import jax
 import numpy as np
 
-from . import tape as tape_lib
+from . import dispatch, tape as tape_lib
 from .registry import OpDef
 from .tensor import Tensor, _Operators
 from .variable import OVERRIDES, Variable
@@ -43,8 +43,8 @@ def print_(*inputs: Any, output_stream: Any = None, summarize: int = 3, sep: str
         opdef = OpDef("print", lambda *values: (jax.debug.callback(emit, *values, ordered=True), ())[1],
                       op_type="PrintV2", jit=False)
         # Appended whatever its inputs: a print is a side effect, kept even with no tensor to print.
-        tape_lib.STACK.tapes[0].entries.append(tape_lib.TapeEntry(
-            opdef, (), tuple(t for t, _ in reads), tuple(v for _, v in reads), (), True))
+        dispatch.record_call(opdef, [t for t, _ in reads], [v for _, v in reads], (), tape_lib.STACK.tapes[:1],
+                             effect=True)
     elif trace is not None:
         # inside tf.function: at run time, in program order. The call number (a traced input) goes along so the
         # callback is staged even when every printed value is a constant folded at trace time.

@@ -125,7 +125,7 @@ class Problem:
             in_tids = (*sl.leaf_tids, *sl.const_tids, *(e._tid for e in extras))
             in_vals = (*self.leaf_vals, *consts, *extra_vals)
             opdef = _lowered_opdef(lowered, kind, build, len(sl.leaf_tids), len(sl.const_tids), in_vals)
-            dispatch.record(tapes, opdef, (), in_tids, in_vals, tensors, True)
+            dispatch.record_call(opdef, in_tids, in_vals, tensors, tapes)
         return tensors
 
     def _bakes_tracked(self, tapes: Sequence[tape_lib.Tape]) -> bool:
