@@ -322,7 +322,7 @@ class Lowered:
 class Cache:
     """A bounded LRU map from trace structure (program + input avals) to its Lowered function."""
 
-    def __init__(self, name: str, maxsize: int = 512):
+    def __init__(self, maxsize: int = 512, name: str = "lowered programs"):
         self.name = name
         self.maxsize = maxsize
         self._items: collections.OrderedDict[Any, Lowered] = collections.OrderedDict()
@@ -345,7 +345,7 @@ class Cache:
         return len(self._items)
 
 
-CACHE = caches.register(Cache("lowered programs and their executables (lowering.py)"))
+CACHE = caches.register(Cache(name="lowered programs and their executables (lowering.py)"))
 
 
 def avals(values: Sequence[Any]) -> tuple[Any, ...]:
