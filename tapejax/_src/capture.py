@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 
-from . import dispatch, tape as tape_lib
+from . import dispatch, lowering, tape as tape_lib
 from .convert import to_array
 from .registry import OpDef
 from .tensor import EagerTensor, Tensor, _Operators, new_tid
@@ -73,9 +73,10 @@ class _Capture:
 
 
 class Body(NamedTuple):
-    """A captured body: ops in order, and where its inputs and outputs are."""
+    """A captured body: a `lowering.Program` whose inputs are the placeholders, then the outer tensors it uses,
+    then its variable reads, and whose outputs are the body's, then the variables' final values."""
 
-    steps: tuple[tuple[Any, dict, tuple[int, ...], tuple[int, ...], bool], ...]
+    program: lowering.Program
     placeholders: tuple[int, ...]
     externals: dict[int, Any]  # id -> value: outer tensors (and constants) the body uses
     reads: dict[int, int]  # read id -> variable uid
@@ -87,15 +88,13 @@ class Body(NamedTuple):
 
     def run(self, placeholder_vals: Sequence[Any], external_vals: dict[int, Any],
             variable_vals: dict[int, Any]) -> tuple[list[Any], dict[int, Any]]:
-        """(outputs, new variable values): a pure function, replayed by JAX inside lax's control flow."""
-        env: dict[int, Any] = dict(zip(self.placeholders, placeholder_vals))
-        env.update(external_vals)
-        for tid, uid in self.reads.items():
-            env[tid] = variable_vals[uid]
-        for impl, params, in_tids, out_tids, multiple in self.steps:
-            out = impl(*[env[t] if t else None for t in in_tids], **params)
-            env.update(zip(out_tids, out if multiple else (out,)))
-        return [env[t] for t in self.outputs], {uid: env[t] for uid, t in self.assigned.items()}
+        """(outputs, new variable values): a pure function, replayed by JAX inside lax's control flow (by the one
+        interpreter of traces, lowering.replay_fn)."""
+        leaves = [*placeholder_vals, *[external_vals[t] for t in self.externals],
+                  *[variable_vals[uid] for uid in self.reads.values()]]
+        values = lowering.replay_fn(self.program)(leaves, ())
+        n = len(self.outputs)
+        return values[:n], dict(zip(self.assigned, values[n:]))
 
 
 def is_leaf(x: Any) -> bool:
@@ -133,11 +132,27 @@ def capture(fn: Callable, placeholders: Sequence[Tensor], trace: Any, star: bool
     for o in outs:
         if o._tid not in produced and o._tid not in own and o._tid not in reads:
             externals.setdefault(o._tid, o._value)
-    steps = tuple((e.op.impl, dict(e.params), e.in_tids, e.out_tids, e.multiple_results) for e in tape.entries)
     variables = {**tape.variables, **cap.assigned}
-    return Body(steps, tuple(a._tid for a in placeholders), externals, reads, variables,
-                dict(cap.latest), tuple(o._tid for o in outs),
+    placeholder_tids = tuple(a._tid for a in placeholders)
+    output_tids = tuple(o._tid for o in outs)
+    program = _program(tape.entries, (*placeholder_tids, *externals, *reads), (*output_tids, *cap.latest.values()))
+    return Body(program, placeholder_tids, externals, reads, variables, dict(cap.latest), output_tids,
                 tuple((tuple(o._value.shape), o._value.dtype) for o in outs), treedef)
+
+
+def _program(entries: Sequence[tape_lib.TapeEntry], input_tids: Sequence[int],
+             output_tids: Sequence[int]) -> lowering.Program:
+    """Every entry of a captured body, in order, as a Program over `input_tids` (no slicing: a body replays
+    whole, side effects included)."""
+    slot = {0: -1}  # an absent optional input (None)
+    slot.update((t, i) for i, t in enumerate(input_tids))
+    steps, n = [], len(input_tids)
+    for e in entries:
+        ins = tuple(slot[t] for t in e.in_tids)
+        slot.update(zip(e.out_tids, range(n, n + len(e.out_tids))))
+        n += len(e.out_tids)
+        steps.append(lowering.Step(e.op, e.params, ins, e.multiple_results, len(e.out_tids), ()))
+    return lowering.Program(tuple(steps), len(input_tids), 0, tuple(slot[t] for t in output_tids))
 
 
 def traced(*values: Any) -> bool:
