@@ -1,7 +1,7 @@
 """The checking mode: every fast path recomputed on the plain path, and compared (DESIGN invariant 11).
 
 tapejax's speed layers are caches of the plain op-by-op computation: the structure memo (structure.py), the
-compiled executables of repeated structures (lowering.Lowered.run), the values a compiled gradient fills into
+compiled executables of repeated structures (executables.Lowered.run), the values a compiled gradient fills into
 deferred tensors (deferred.py), the recorded form of a gradient call (problem.py) and the small caches of
 shapes and Python scalars. With `TAPEJAX_CHECK=1` in the environment, or `tapejax.config.experimental_check(True)`,
 each of them also computes its answer the plain way and raises `CheckError`, naming the cache, on any difference

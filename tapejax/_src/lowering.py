@@ -2,21 +2,19 @@
 
 `slice_trace` keeps only what connects (DESIGN invariant 4): entries that depend on no source become captured
 constants (their recorded input values), entries that lead to no target are dropped. The result is a `Program`,
-a hashable description of the replay (op identities, static params, wiring); `Lowered` turns it into a pure
-function and caches JAX transformations of it by structure (invariant 5): a structure seen once runs eagerly,
-without compiling, and a structure that repeats runs one cached XLA executable.
+a hashable description of the replay (op identities, static params, wiring), and `replay_fn` is the one
+interpreter of programs: it turns a tape slice, a captured branch or loop body, or a compiled call's steps into the
+pure function that JAX transforms (executables.py caches those transformations by structure).
 """
 
 from __future__ import annotations
 
-import collections
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
-import jax
 import numpy as np
 
-from . import caches, checking, deferred, errors
+from . import deferred, errors
 from .convert import literal
 from .tape import TapeEntry
 
@@ -202,152 +200,3 @@ def replay_fn(program: Program, forward: bool = False,
 
 def leaf_cast(perturbation: Any, value: Any) -> Any:
     return perturbation.astype(value.dtype) if perturbation.dtype != value.dtype else perturbation
-
-
-class Lowered:
-    """A program's replay function and its JAX transformations, compiled once the structure repeats."""
-
-    __slots__ = ("program", "replay", "forward_replay", "_transforms", "_compiled", "_memo")
-
-    def __init__(self, program: Program):
-        self.program = program
-        self.replay = replay_fn(program)
-        self.forward_replay = replay_fn(program, forward=True) if not program.forward_ok else self.replay
-        self._transforms: dict[Any, Callable[..., Any]] = {}
-        # kind -> {steps whose values it returns: jitted fn}; None once run eagerly
-        self._compiled: dict[Any, dict[tuple[int, ...], Callable[..., Any]] | None] = {}
-        self._memo: dict[Any, Any] = {}
-
-    def memo(self, key: Any, make: Callable[[], Any]) -> Any:
-        """A value derived from this structure (e.g. the OpDef a call is recorded under), made once."""
-        value = self._memo.get(key)
-        if value is None:
-            value = self._memo[key] = make()
-        return value
-
-    def transform(self, kind: Any, build: Callable[[Callable], Callable[..., Any]]) -> Callable[..., Any]:
-        """The uncompiled transformation `build(replay)`, memoized under `kind` ("jvp" kinds use the forward
-        replay)."""
-        fn = self._transforms.get(kind)
-        if fn is None:
-            fn = self._transforms[kind] = build(self.forward_replay if kind[0] == "jvp" else self.replay)
-        return fn
-
-    def run(self, kind: Any, build: Callable[[Callable], Callable[..., Any]], args: tuple,
-            eager: Callable[[], Any] | None = None, apps: Sequence[deferred.Application | None] = ()) -> Any:
-        """Runs a transformation: through one cached `jax.jit` executable once the structure repeats.
-
-        The first time, `eager()` computes the answer without a structure-specific executable (sweep.py: op by
-        op, each op's VJP an executable shared by every structure that uses the op). Without `eager`, the
-        transformation compiles at once: evaluating a vmapped or nested transformation op by op would compile
-        more small executables than the one jit does (measured in docs/design.md).
-
-        `apps` are the steps' deferred applications (deferred.py). A compiled run also returns the values of
-        those whose tensors are alive and fills them in: forward pass and derivative in one dispatch. Any other
-        run computes them op by op first.
-        """
-        leaves, consts, extras = args
-        flat = (*leaves, *consts, *extras)
-        if any(isinstance(x, jax.core.Tracer) for x in flat):
-            # inside an outer jax trace (tf.function): inline, the outer jit compiles it
-            deferred.compute_all(apps)
-            return self.transform(kind, build)(leaves, consts, extras)
-        if kind not in self._compiled and eager is not None:
-            self._compiled[kind] = None
-            deferred.compute_all(apps)
-            return eager()
-        wanted = deferred.wanted(apps)
-        executables = self._compiled.get(kind)
-        if executables is None:
-            executables = self._compiled[kind] = {}
-        compiled = executables.get(wanted)
-        if compiled is None:
-            compiled = executables[wanted] = self._jit(kind, build, len(leaves), len(consts), wanted)
-        fn, spans = compiled
-        outs = fn(*flat)
-        if checking.FLAG.on:
-            return self._check(kind, build, args, eager, apps, outs, spans)
-        if not wanted:
-            return outs
-        for k, start, stop in spans:
-            apps[k].set(outs[start:stop])
-        return outs[:spans[0][1]]  # the transformation's own outputs: those before the first step value
-
-    def _check(self, kind: Any, build: Callable, args: tuple, eager: Callable[[], Any] | None,
-               apps: Sequence[deferred.Application | None], outs: Sequence[Any], spans: Sequence[tuple]) -> Any:
-        """Checking mode: the compiled run's answers against the plain path's; then as `run` without the check."""
-        what = f"{kind[0]} of a {len(self.program.steps)}-step program"
-        for k, start, stop in spans:  # deferred values, against op by op
-            checking.compare("compiled gradient's deferred values (deferred.py)", outs[start:stop],
-                             deferred.compute_detached(apps[k]), what)
-        for k, start, stop in spans:  # checked: the plain derivative below may read them
-            apps[k].set(outs[start:stop])
-        own = outs[:spans[0][1]] if spans else outs
-        plain = eager() if eager is not None else self.transform(kind, build)(*args)
-        checking.compare("executable cache (lowering.py)", own, plain, what)
-        return own
-
-    def _jit(self, kind: Any, build: Callable, n_leaves: int, n_consts: int,
-             wanted: tuple[int, ...]) -> tuple[Callable, list[tuple[int, int, int | None]]]:
-        """`build(replay)` jitted over flat arrays, returning also the values of the steps in `wanted`, last; with,
-        per wanted step, the span of its values (counted from the end)."""
-        fn = self.transform(kind, build)
-        values = None
-        spans: list[tuple[int, int, int | None]] = []
-        if wanted:
-            first = [self.program.first_output]
-            for s in self.program.steps:
-                first.append(first[-1] + s.n_out)
-            slots = [first[k] + i for k in wanted for i in range(self.program.steps[k].n_out)]
-            values = replay_fn(self.program, outputs=slots)
-            start = -len(slots)  # the step values come last: spans count from the end
-            for k in wanted:
-                stop = start + self.program.steps[k].n_out
-                spans.append((k, start, stop or None))
-                start = stop
-
-        # Flat positional arrays: the cheapest call through JAX's C++ dispatch path.
-        def flat_fn(*xs: Any) -> tuple[Any, ...]:
-            leaves, consts = xs[:n_leaves], xs[n_leaves:n_leaves + n_consts]
-            outs = fn(leaves, consts, xs[n_leaves + n_consts:])
-            # The forward pass again, for the step values: XLA's CSE merges it with the one inside `fn`.
-            return (*outs, *values(leaves, consts)) if values is not None else outs
-
-        return jax.jit(flat_fn), spans
-
-    def is_compiled(self, kind: Any) -> bool:
-        return bool(self._compiled.get(kind))
-
-
-class Cache:
-    """A bounded LRU map from trace structure (program + input avals) to its Lowered function."""
-
-    def __init__(self, maxsize: int = 512, name: str = "lowered programs"):
-        self.name = name
-        self.maxsize = maxsize
-        self._items: collections.OrderedDict[Any, Lowered] = collections.OrderedDict()
-
-    def get(self, program: Program, avals: Any) -> Lowered:
-        key = (program, avals)
-        lowered = self._items.get(key)
-        if lowered is None:
-            lowered = self._items[key] = Lowered(program)
-            if len(self._items) > self.maxsize:
-                self._items.popitem(last=False)
-        else:
-            self._items.move_to_end(key)
-        return lowered
-
-    def clear(self) -> None:
-        self._items.clear()
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-
-CACHE = caches.register(Cache(name="lowered programs and their executables (lowering.py)"))
-
-
-def avals(values: Sequence[Any]) -> tuple[Any, ...]:
-    """The abstract values (shapes, dtypes) of a program's inputs: part of its structure key."""
-    return tuple(map(deferred.aval, values))

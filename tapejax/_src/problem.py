@@ -16,7 +16,7 @@ import jax.numpy as jnp
 from jax.extend import core as jax_core
 from jax.interpreters import partial_eval as pe
 
-from . import checking, deferred, dispatch, errors, logs, lowering, structure, sweep, tape as tape_lib
+from . import checking, deferred, dispatch, errors, executables, logs, lowering, structure, sweep, tape as tape_lib
 from .registry import OpDef
 from .tensor import EagerTensor, Tensor
 from .variable import Variable
@@ -118,7 +118,7 @@ class Problem:
         consts = sl.const_vals
         if any(type(c) is deferred.Pending for c in consts):  # deferred, but not by this tape's sources
             consts = tuple(map(deferred.resolve, consts))
-        lowered = lowering.CACHE.get(sl.program, lowering.avals(self.leaf_vals + consts + extra_vals))
+        lowered = executables.CACHE.get(sl.program, executables.avals(self.leaf_vals + consts + extra_vals))
         outs = lowered.run(kind, build, (self.leaf_vals, consts, extra_vals), eager, sl.apps)
         tensors = tuple(EagerTensor(o) for o in outs)
         if tapes:
@@ -155,7 +155,7 @@ class Problem:
         return results
 
 
-def _lowered_opdef(lowered: lowering.Lowered, kind: Any, build: Callable, n_leaves: int, n_consts: int,
+def _lowered_opdef(lowered: executables.Lowered, kind: Any, build: Callable, n_leaves: int, n_consts: int,
                    in_vals: Sequence[Any]) -> OpDef:
     """The OpDef under which a differentiation call is recorded: same structure, same OpDef (cache-stable).
 

@@ -4,7 +4,7 @@ This is TF's eager backward pass with JAX's derivatives: walk the sliced trace b
 values (the residuals), and pull each op's cotangents back through that op's VJP. Each op's VJP is one jitted
 executable per (op, static params, input shapes), shared by every structure that uses the op, so a one-off
 structure compiles nothing of its own (DESIGN invariant 5). A structure that repeats runs the whole VJP as one
-executable instead (lowering.Lowered.run).
+executable instead (executables.Lowered.run).
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ from hypothesis import given, note, settings, strategies as st
 from test_gradient_properties import NO_EXPLAIN, SEED, watch_inputs
 
 import tapejax as tf
-from tapejax._src import lowering, structure
+from tapejax._src import executables, structure
 
 MODES = ("plain", "target_is_source", "unconnected", "unread_variable", "intermediate", "persistent", "nested")
 
@@ -79,7 +79,7 @@ def _same(got: list[Any], fresh: list[Any], rtol: float, what: str) -> None:
 
 def _fresh_state() -> None:
     structure.clear()
-    lowering.CACHE.clear()
+    executables.CACHE.clear()
 
 
 @settings(phases=NO_EXPLAIN)

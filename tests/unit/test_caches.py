@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 
 import tapejax as tf
-from tapejax._src import caches, checking, lowering
+from tapejax._src import caches, checking, executables, lowering
 
 
 def _fill(cache, n):
-    if isinstance(cache, lowering.Cache):
+    if isinstance(cache, executables.Cache):
         empty = lowering.Program((), 0, 0, ())
         for i in range(n):
             cache.get(empty, (("fill", i),))
@@ -28,7 +28,7 @@ def test_each_cache_stays_within_its_bound(cache):
 
 def test_the_engine_caches_are_all_listed():
     names = " ".join(c.name for c in caches.ALL)
-    for module in ("convert.py", "deferred.py", "dispatch.py", "structure.py", "sweep.py", "lowering.py"):
+    for module in ("convert.py", "deferred.py", "dispatch.py", "structure.py", "sweep.py", "executables.py"):
         assert module in names
 
 
@@ -63,7 +63,7 @@ def test_a_memo_empties_its_companions_with_it():
 
 def test_checking_mode_names_the_cache_that_differs():
     with pytest.raises(checking.CheckError, match="executable cache"):
-        checking.compare("executable cache (lowering.py)", [np.float32(1.0)], [np.float32(1.5)], "a test")
-    checking.compare("executable cache (lowering.py)", [np.float32(1.0)], [np.float32(1.0 + 1e-7)])
+        checking.compare("executable cache (executables.py)", [np.float32(1.0)], [np.float32(1.5)], "a test")
+    checking.compare("executable cache (executables.py)", [np.float32(1.0)], [np.float32(1.0 + 1e-7)])
     with pytest.raises(checking.CheckError, match="structure memo"):
         checking.require("structure memo", False, "a test")

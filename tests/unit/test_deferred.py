@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import tapejax as tf
-from tapejax._src import deferred, lowering
+from tapejax._src import deferred, executables
 from tapejax._src.deferred import Pending
 from tapejax._src.tensor import EagerTensor
 
@@ -79,14 +79,14 @@ def _jac(w):
 
 def test_a_dead_intermediate_is_not_an_output_of_the_executable():
     w = tf.Variable(W0)
-    lowering.CACHE.clear()
+    executables.CACHE.clear()
     for _ in range(3):
         with tf.GradientTape() as tape:
             loss = tf.reduce_sum(_chain(w))  # the chain's tensors die inside _chain
         tape.gradient(loss, w)
-    (lowered,) = lowering.CACHE._items.values()
-    (executables,) = [e for e in lowered._compiled.values() if e]
-    assert list(executables) == [(len(lowered.program.steps) - 1,)]  # it returns only the loss's value
+    (lowered,) = executables.CACHE._items.values()
+    (compiled,) = [e for e in lowered._compiled.values() if e]
+    assert list(compiled) == [(len(lowered.program.steps) - 1,)]  # it returns only the loss's value
 
 
 def test_a_shape_error_raises_when_the_op_is_called():

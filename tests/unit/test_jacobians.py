@@ -48,7 +48,7 @@ def test_forward_mode_is_chosen_for_small_sources_and_agrees():
     j = tape.jacobian(y, x)
     expected = jax.jacfwd(lambda v: jnp.reshape(jnp.tile(jnp.sin(v), 50) * jnp.arange(100.0), (10, 10)))(x0)
     np.testing.assert_allclose(j.numpy(), expected, rtol=1e-12)
-    (lowered,) = [lw for lw in tf._src.lowering.CACHE._items.values() if lw.program is not None][-1:]
+    (lowered,) = [lw for lw in tf._src.executables.CACHE._items.values() if lw.program is not None][-1:]
     assert any(k[0] == "jacfwd" for k in lowered._compiled)
 
 

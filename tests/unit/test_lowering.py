@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import tapejax as tf
-from tapejax._src import lowering
+from tapejax._src import executables, lowering
 from tapejax._src import dispatch
 from tapejax._src.registry import OpDef
 
@@ -81,7 +81,7 @@ def test_replay_is_exact():
 
 
 def test_a_structure_seen_once_runs_without_compiling_and_a_repeated_one_compiles_once():
-    lowering.CACHE.clear()
+    executables.CACHE.clear()
     w = tf.Variable(np.ones(3, np.float32))
 
     def step(scale):
@@ -90,21 +90,21 @@ def test_a_structure_seen_once_runs_without_compiling_and_a_repeated_one_compile
         return tape.gradient(loss, w)
 
     first = step(2.0)
-    (lowered,) = lowering.CACHE._items.values()
+    (lowered,) = executables.CACHE._items.values()
     kind = next(iter(lowered._compiled))
     assert not lowered.is_compiled(kind)
     second = step(2.0)
     assert lowered.is_compiled(kind)
     (compiled,) = lowered._compiled[kind].values()  # one executable (it also returns the loss's value)
     third = step(3.0)  # a new tensor value, same structure: the same executable
-    assert list(lowered._compiled[kind].values()) == [compiled] and len(lowering.CACHE) == 1
+    assert list(lowered._compiled[kind].values()) == [compiled] and len(executables.CACHE) == 1
     assert compiled[0]._cache_size() == 1  # (jitted function, where its own outputs end, value spans)
     np.testing.assert_allclose(first.numpy(), second.numpy())
     np.testing.assert_allclose(third.numpy(), 3.0 / np.cosh(3.0) ** 2, rtol=1e-5)  # float32 tanh
 
 
 def test_the_cache_is_bounded():
-    cache = lowering.Cache(maxsize=2)
+    cache = executables.Cache(maxsize=2)
     programs = []
     for n in range(3):
         x = tf.constant(1.0)
