@@ -22,7 +22,7 @@ from typing import Any
 import jax
 import numpy as np
 
-from . import autograph_operators as operators, capture
+from . import autograph_operators as operators, caches, capture
 from .autograph_transform import Converter
 
 _LIBRARY_DIRS = tuple(str(pathlib.Path(m.__file__).parent) for m in (jax, np))  # tapejax's: added below
@@ -48,7 +48,9 @@ def _is_tf_function(fn: Any) -> bool:
 
 # -- conversion --------------------------------------------------------------------------------------------------
 
-_CACHE: dict[Any, Any] = {}
+# (code, closure cells, globals) -> converted function. Keyed by ids: safe, because the converted function holds
+# the very cells and globals, so no id is reused while its entry lives.
+_CACHE = caches.Memo("converted functions (autograph.py)", 2048)
 
 
 def do_not_convert(func: Callable | None = None) -> Any:
