@@ -77,8 +77,8 @@ def slice_trace(entries: Sequence[TapeEntry], leaf_tids: Sequence[int], target_t
                 reverse: bool = True, bake: bool = True) -> Slice:
     """The part of `entries` through which `target_tids` depend on `leaf_tids`, as a Program.
 
-    With `reverse` (every differentiation call, forward mode included), an op without a gradient on the path
-    raises TF's LookupError. Without `bake`, literals are passed in as constants like any other value (for a call that
+    With `reverse` (every differentiation but forward mode), an op without a gradient on the path raises TF's
+    LookupError. Without `bake`, literals are passed in as constants like any other value (for a call that
     another tape differentiates with respect to one of them: problem.py).
 
     This runs on every differentiation call, so it is written for speed: set operations in C, no generators.

@@ -61,9 +61,7 @@ class Problem:
                 leaf_values[s._tid] = s._value
             else:
                 raise TypeError(errors.SOURCE_NON_TENSOR.format(type_name=type(s).__name__, value=s))
-        # Forward mode checks for ops without a gradient too: TF's accumulator computes tangents with the gradient
-        # functions, so such an op raises LookupError there as well (at the op, here at `jvp`).
-        self._trace = (tape.entries, [t for g in leaves for t in g], target_tids, True)
+        self._trace = (tape.entries, [t for g in leaves for t in g], target_tids, method != "jvp")
         self.slice = structure.slice_trace(*self._trace)
         slot = {t: i for i, t in enumerate(self.slice.leaf_tids)}
         self.groups = [tuple(slot[t] for t in g if t in slot) for g in leaves]
