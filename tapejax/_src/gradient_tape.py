@@ -202,8 +202,9 @@ class GradientTape:
         Args:
           parallel_iterations: if set, the vectorised map runs in chunks of this many rows, bounding memory; the
             answer does not depend on it.
-          experimental_use_pfor: False raises RuntimeError on a non-persistent tape, as in TF (whose sequential
-            fallback calls `gradient` once per row); otherwise ignored: there is one, vectorised, implementation.
+          experimental_use_pfor: False raises RuntimeError on a non-persistent tape outside tf.function, as in TF
+            (whose sequential fallback calls `gradient` once per row); otherwise the answer does not depend on it:
+            there is one, vectorised, implementation. TF's checks of `parallel_iterations` for each are kept.
         """
         mode = _as_mode(unconnected_gradients)
         self._live_tape()

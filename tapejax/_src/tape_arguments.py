@@ -16,7 +16,7 @@ import numpy as np
 from . import errors, logs
 from .convert import tf_type_string, to_array
 from .tensor import OPERATORS, EagerTensor, Tensor, TensorShape
-from .variable import Variable
+from .variable import OVERRIDES, Variable
 
 class UnconnectedGradients(enum.Enum):
     """What `gradient` returns for a source the target does not depend on (`tf.UnconnectedGradients`)."""
@@ -120,8 +120,9 @@ def check_batch_jacobian_shapes(target: Any, source: Any) -> None:
 def check_loop(method: str, persistent: bool, experimental_use_pfor: bool, parallel_iterations: int | None) -> None:
     """TF's checks of the two ways it loops over a jacobian's rows, kept although tapejax vectorises either way.
 
-    Without pfor TF calls `gradient` once per row, so eagerly it refuses a non-persistent tape up front, and its
-    while_loop wants a positive `parallel_iterations`; pfor refuses `parallel_iterations` below 2.
+    Without pfor TF calls `gradient` once per row, so eagerly (not inside tf.function, where the rows are one
+    while_loop) it refuses a non-persistent tape up front, and its while_loop wants a positive
+    `parallel_iterations`; pfor refuses `parallel_iterations` below 2.
     """
     if experimental_use_pfor:
         if parallel_iterations is None or parallel_iterations > 1:
@@ -130,7 +131,7 @@ def check_loop(method: str, persistent: bool, experimental_use_pfor: bool, paral
                  if parallel_iterations < 1 else "Found `parallel_iterations == 1`. Use `for_loop` instead.")
         raise ValueError(f"Encountered an exception while vectorizing the {method} computation. Vectorization can be "
                          "disabled by setting experimental_use_pfor to False.") from ValueError(cause)
-    if not persistent:
+    if not persistent and OVERRIDES.trace is None:
         # TF's two messages differ in their spacing; kept, since code may match them.
         gap = "with  " if method == "jacobian" else " with "
         raise RuntimeError(f"GradientTape must be created with persistent=True to compute the {method} with eager "

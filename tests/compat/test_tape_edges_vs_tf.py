@@ -152,6 +152,21 @@ def test_sequential_jacobians_need_a_persistent_tape(method):
     _assert_same(_sequential(method, True)(tapejax), _sequential(method, True)(tf_real))
 
 
+@pytest.mark.parametrize("method", ["jacobian", "batch_jacobian"])
+def test_sequential_jacobians_inside_tf_function_on_a_non_persistent_tape(method):
+    def run(tf):
+        @tf.function(autograph=False)
+        def step(x):
+            with tf.GradientTape() as t:
+                t.watch(x)
+                y = x * x
+            return getattr(t, method)(y, x, experimental_use_pfor=False)
+
+        return step(tf.constant([[1.0, 2.0], [3.0, 4.0]]))
+
+    _assert_same(run(tapejax), run(tf_real))
+
+
 def test_the_tape_survives_the_refusal():
     def run(tf):
         x = tf.constant([1.0, 2.0])

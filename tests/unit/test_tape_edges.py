@@ -429,3 +429,15 @@ def test_reset_and_stop_recording_outside_the_block():
     with pytest.raises(ValueError, match="Tape is not recording."):
         with t.stop_recording():
             pass
+
+
+def test_sequential_jacobians_inside_tf_function_need_no_persistent_tape():
+    @tf.function
+    def jacobians(x):
+        with tf.GradientTape() as t:
+            t.watch(x)
+            y = x * x
+        return t.jacobian(y, x, experimental_use_pfor=False)
+
+    full = np.asarray(jax.jacrev(lambda m: m * m)(jnp.asarray(M)))
+    np.testing.assert_allclose(jacobians(tf.constant(M)).numpy(), full)
