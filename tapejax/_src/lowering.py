@@ -54,6 +54,11 @@ class Program(NamedTuple):
         """Whether forward mode gives TF's answer: no step has a custom gradient that forward mode would ignore."""
         return all(s.op.forward is None for s in self.steps)
 
+    @property
+    def eager_backward(self) -> bool:
+        """Whether a step has an eager reverse rule (OpDef.backward: a custom gradient's grad_fn)."""
+        return any(s.op.backward is not None for s in self.steps)
+
 
 class Slice(NamedTuple):
     program: Program
@@ -206,7 +211,7 @@ def leaf_cast(perturbation: Any, value: Any) -> Any:
 class Lowered:
     """A program's replay function and its JAX transformations, compiled once the structure repeats."""
 
-    __slots__ = ("program", "replay", "forward_replay", "_transforms", "_compiled", "_memo")
+    __slots__ = ("program", "replay", "forward_replay", "_transforms", "_compiled", "_memo", "_always_eager")
 
     def __init__(self, program: Program):
         self.program = program
@@ -216,6 +221,9 @@ class Lowered:
         # kind -> {steps whose values it returns: jitted fn}; None once run eagerly
         self._compiled: dict[Any, dict[tuple[int, ...], Callable[..., Any]] | None] = {}
         self._memo: dict[Any, Any] = {}
+        # TF runs a custom gradient's grad_fn eagerly, on concrete values (it may print, branch on values, call
+        # numpy, return None): such a program is never compiled when it runs eagerly, only traced inline.
+        self._always_eager = program.eager_backward
 
     def memo(self, key: Any, make: Callable[[], Any]) -> Any:
         """A value derived from this structure (e.g. the OpDef a call is recorded under), made once."""
@@ -251,7 +259,7 @@ class Lowered:
             # inside an outer jax trace (tf.function): inline, the outer jit compiles it
             deferred.compute_all(apps)
             return self.transform(kind, build)(leaves, consts, extras)
-        if kind not in self._compiled and eager is not None:
+        if eager is not None and (kind not in self._compiled or self._always_eager):
             self._compiled[kind] = None
             deferred.compute_all(apps)
             return eager()
