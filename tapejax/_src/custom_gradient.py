@@ -294,10 +294,8 @@ def _array(value: Any) -> Any:
 
 
 def _gradient_list(grads: Any) -> list[Any]:
-    """grad_fn may return one gradient or a sequence of them (None: no gradient)."""
-    if isinstance(grads, list | tuple):
-        return list(grads)
-    return [grads]
+    """grad_fn's gradients for the flat inputs: any nest of them, flattened as TF does (None: no gradient)."""
+    return _flatten(grads)[0]
 
 
 def _cotangent(grad: Any, primal: Any) -> Any:

@@ -242,8 +242,8 @@ class GradientTape:
             groups = problem.connected_groups
             chunk = None if parallel_iterations is None else int(parallel_iterations)
             eager = None if chunk is not None else lambda: self._batch_jacobian_sweep(problem, target)
-            (result,) = problem.per_source(problem.run(("batch_jacobian", groups, chunk),
-                                                       transforms.batch_jacobian_builder(groups, chunk), eager=eager))
+            (result,) = problem.run(("batch_jacobian", groups, chunk),
+                                    transforms.batch_jacobian_builder(groups, chunk), eager=eager)
         self._end_differentiation()
         return _unconnected(source, result, mode, t_shape + s_shape[1:])
 
