@@ -25,6 +25,7 @@ import numpy as np
 from jax.custom_derivatives import SymbolicZero
 
 from . import dispatch, tape as tape_lib
+from .gradient_tape import GradientTape
 from .registry import OpDef
 from .tensor import EagerTensor, Tensor
 from .variable import Variable, override_values
@@ -85,6 +86,43 @@ def custom_gradient(f: Callable | None = None) -> Callable:
         return _call(f, ops, args, kwargs)
 
     return decorated
+
+
+def recompute_grad(f: Callable) -> Callable:
+    """A function with `f`'s value and gradient whose gradient recomputes `f` (`tf.recompute_grad`).
+
+    TF uses it to save memory: the forward pass keeps only its inputs, and the gradient runs `f` again under a
+    tape. The gradient is `f`'s, for its tensor arguments and the trainable variables it reads.
+
+    >>> import tapejax as tf
+    >>> g = tf.recompute_grad(lambda x: tf.sin(x) * x)
+    >>> x = tf.constant(1.0)
+    >>> with tf.GradientTape() as tape:
+    ...     tape.watch(x)
+    ...     y = g(x)
+    >>> print(tape.gradient(y, x))
+    tf.Tensor(1.3817732, shape=(), dtype=float32)
+
+    Differences from TensorFlow: the forward pass is recorded like any custom gradient's (TF stops recording it),
+    so memory is not saved; values and gradients are the same.
+    """
+
+    @custom_gradient
+    def recomputed(*args: Any, **kwargs: Any) -> tuple[Any, Callable]:
+        def grad_fn(*upstream: Any, variables: list[Variable] | None = None) -> tuple[list, list]:
+            flat_args = _flatten(args)[0]
+            tensors = [a for a in flat_args if isinstance(a, Tensor | Variable)]
+            with GradientTape() as tape:
+                tape.watch(tensors)
+                result = f(*args, **kwargs)
+            sources = tensors + list(variables or [])
+            grads = iter(tape.gradient(_flatten(result)[0], sources, output_gradients=list(upstream)))
+            grad_args = [next(grads) if isinstance(a, Tensor | Variable) else None for a in flat_args]
+            return grad_args, list(grads)
+
+        return f(*args, **kwargs), grad_fn
+
+    return functools.wraps(f)(recomputed)
 
 
 def _call(f: Callable, ops: dict[Any, OpDef], args: tuple, kwargs: dict) -> Any:

@@ -380,13 +380,96 @@ def _gradient_of_gradient_through_custom_op(tf):
     return d1, t2.jacobian(d1, x)
 
 
+def _inside_a_tf_function_under_an_eager_tape(tf):
+    v = tf.Variable(2.0)
+
+    @tf.custom_gradient
+    def f(x):
+        def grad_fn(dy, variables=None):
+            return dy * 10.0, [dy * 100.0]
+
+        return x * v, grad_fn
+
+    g = tf.function(lambda x: f(x) * 3.0)
+    x = tf.constant(1.5)
+    with tf.GradientTape() as t:
+        t.watch(x)
+        y = g(x)
+    return y, t.gradient(y, [x, v])
+
+
+def _keyword_tensor_arguments(tf):
+    @tf.custom_gradient
+    def f(x, scale=None):
+        return x * scale, lambda dy: dy * 10.0
+
+    x, s = tf.constant(2.0), tf.constant(3.0)
+    with tf.GradientTape(persistent=True) as both:
+        both.watch([x, s])
+        y_both = f(x, scale=s)
+    with tf.GradientTape() as only_scale:
+        only_scale.watch(s)
+        y_scale = f(x, scale=s)
+    return both.gradient(y_both, [x, s]), only_scale.gradient(y_scale, s)
+
+
+def _output_used_twice_and_float64(tf):
+    upstreams = []
+
+    @tf.custom_gradient
+    def f(x):
+        def grad_fn(dy):
+            upstreams.append(f"{dy.dtype.name} {float(dy):.1f}")
+            return dy * 2.0
+
+        return x * 1.0, grad_fn
+
+    x = tf.constant(1.0, tf.float64)
+    with tf.GradientTape() as t:
+        t.watch(x)
+        y = f(x)
+        z = y * 3.0 + y * 4.0
+    return t.gradient(z, x), " ".join(upstreams)
+
+
+def _integer_output(tf):
+    @tf.custom_gradient
+    def f(x):
+        return (x * 2.0, tf.cast(x, tf.int32)), lambda da, db: da * 5.0
+
+    x = tf.constant(1.7)
+    with tf.GradientTape() as t:
+        t.watch(x)
+        a, n = f(x)
+    return t.gradient(a, x), n
+
+def _recompute_grad(tf):
+    w = tf.Variable([0.5, 1.0])
+    plain = tf.recompute_grad(lambda x: tf.sin(x) * x)
+    with_variable = tf.recompute_grad(lambda x: tf.reduce_sum(tf.sin(x * w)))
+    x = tf.constant([1.0, 2.0])
+    with tf.GradientTape(persistent=True) as t2:
+        t2.watch(x)
+        with tf.GradientTape(persistent=True) as t:
+            t.watch(x)
+            y = tf.reduce_sum(plain(x))
+            z = with_variable(x)
+        d = t.gradient(y, x)
+    step = tf.function(lambda x: tf.reduce_sum(plain(x)))
+    with tf.GradientTape() as t3:
+        t3.watch(x)
+        u = step(x)
+    return y, d, t.gradient(z, [x, w]), t2.gradient(d, x), t3.gradient(u, x)
+
+
 SNIPPETS = [_none_from_grad_fn, _none_for_one_of_two_inputs, _none_for_a_variable, _grad_fn_runs_eagerly,
             _captured_tensor_only_is_watched, _captured_and_argument_watched, _nested_inside_grad_fn,
             _guide_nested_pattern, _second_order_through_a_closure, _unused_outputs_get_zeros, _nested_structures,
             _output_gradients_are_upstream, _variables_keyword, _variable_argument_is_not_in_variables,
             _integer_and_python_arguments, _returns_its_input, _persistent_tape_calls_grad_fn_each_time,
             _under_tf_function, _forward_accumulator_ignores_it, _jacobians,
-            _gradient_of_gradient_through_custom_op]
+            _gradient_of_gradient_through_custom_op, _inside_a_tf_function_under_an_eager_tape,
+            _keyword_tensor_arguments, _output_used_twice_and_float64, _integer_output, _recompute_grad]
 
 
 def _assert_same(got, expected, path="result"):
