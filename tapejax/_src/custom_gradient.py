@@ -1,11 +1,13 @@
 """tf.custom_gradient: a function with a hand-written gradient, recorded as one op lowered to jax.custom_vjp.
 
-The decorated function runs once, eagerly and unrecorded, for its value; the call is then recorded as one entry
-on the tapes that follow its inputs. The entry's implementation is a `jax.custom_vjp` whose backward pass
-re-runs the user's function on the residual inputs to get `grad_fn`, and calls it: everything the gradient needs
-is recomputed from the op's inputs, so the entry is a pure JAX function (it replays, jits and vmaps like any
-op). Its forward-mode implementation is the user's function itself: TF's ForwardAccumulator differentiates the
-computation and ignores the custom gradient.
+The decorated function runs once, recorded (as in TF); the call is then recorded as one entry on the tapes that
+follow its inputs, and as identities of the forward pass's results on the others (docs/design.md, "Custom
+gradients"). The entry's implementation is a `jax.custom_vjp` whose backward pass re-runs the user's function on
+the residual inputs to get `grad_fn`, and calls it: everything the gradient needs is recomputed from the op's
+inputs, so the entry is a pure JAX function (it replays, jits and vmaps like any op). Run eagerly, the sweep
+calls the same `grad_fn` on concrete values instead (OpDef.backward), as TF does. Its forward-mode
+implementation is the user's function itself: TF's ForwardAccumulator differentiates the computation and ignores
+the custom gradient.
 
 Variables the function reads are found while it runs; they become inputs of the op (their reads are leaves on
 the tapes), and replays read the traced values in their place (variable.override_values).
@@ -72,9 +74,12 @@ def custom_gradient(f: Callable | None = None) -> Callable:
     Tensors the function captures from enclosing scopes (rather than takes as arguments) are inputs of the op
     without gradients, as in TF, so a custom gradient may be defined inside another's grad_fn.
 
+    Eagerly, `grad_fn` runs on concrete values (it may call `.numpy()` or return None: no gradient), as in TF.
+
     Differences from TensorFlow: the decorated function is re-run (on the same inputs) when its gradient is
-    computed, and traced once per input structure when a gradient computation is compiled, like `tf.function`:
-    values it captures from enclosing scopes are those of that trace; pass values that change as arguments.
+    computed. Inside `tf.function`, or when a gradient is differentiated again, `grad_fn` is traced once per
+    input structure: values the function captures from enclosing scopes are those of that trace (pass values
+    that change as arguments), and a None it returns is a zero gradient.
     """
     if f is None:
         return custom_gradient
@@ -275,9 +280,11 @@ def _opdef(f: Callable, args_tree: Any, kwargs: dict, flat_args: list, variables
         # (arguments, variables); otherwise (only a captured tensor is perturbed: a custom gradient defined in
         # another's grad_fn, differentiated again) it differentiates the computation itself. The residuals'
         # structure carries the choice to `bwd`: () for the custom rule, None for the computation's own VJP.
-        arrays = tuple(p.value for p in primals)
-        custom = any(p.perturbed for p in primals[:n_args + n_vars])
-        return primal(*arrays), (arrays, () if custom else None)
+        arrays = tuple(None if p is None else p.value for p in primals)  # None: a Python argument
+        custom = any(p is not None and p.perturbed for p in primals[:n_args + n_vars])
+        # The output through the op itself, not `primal`: differentiated again (fwd is ordinary JAX code to an
+        # outer differentiation), the output's derivative must still be the custom rule, as in TF.
+        return with_custom_vjp(*arrays), (arrays, () if custom else None)
 
     def bwd(residuals: tuple, cts: tuple) -> tuple[Any, ...]:
         arrays, custom = residuals

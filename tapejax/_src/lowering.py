@@ -247,7 +247,8 @@ class Lowered:
         The first time, `eager()` computes the answer without a structure-specific executable (sweep.py: op by
         op, each op's VJP an executable shared by every structure that uses the op). Without `eager`, the
         transformation compiles at once: evaluating a vmapped or nested transformation op by op would compile
-        more small executables than the one jit does (measured in docs/design.md).
+        more small executables than the one jit does (measured in docs/design.md). A program with a step that
+        has an eager rule (OpDef.backward: a custom gradient) takes `eager()` every time.
 
         `apps` are the steps' deferred applications (deferred.py). A compiled run also returns the values of
         those whose tensors are alive and fills them in: forward pass and derivative in one dispatch. Any other

@@ -291,7 +291,20 @@ def _integer_and_python_arguments(tf):
     with tf.GradientTape() as t:
         t.watch([x, n])
         y = f(x, n, 4.0)
-    return t.gradient(y, [x, n])
+
+    @tf.function
+    def step(x):
+        with tf.GradientTape() as t:
+            t.watch(x)
+            y = f(x, n, 4.0)
+        return t.gradient(y, x)
+
+    v = tf.Variable(1.0)
+    with tf.GradientTape() as t2:
+        with tf.GradientTape() as t1:
+            z = f(v, n, 2.0) * v
+        d = t1.gradient(z, v)
+    return t.gradient(y, [x, n]), step(x), d, t2.gradient(d, v)
 
 
 def _returns_its_input(tf):
@@ -462,6 +475,21 @@ def _recompute_grad(tf):
     return y, d, t.gradient(z, [x, w]), t2.gradient(d, x), t3.gradient(u, x)
 
 
+def _second_order_keeps_the_rule_for_the_output(tf):
+    # z = g(v) * v: the first derivative uses g's output, whose derivative on the outer tape is the rule (5),
+    # not the computation's (6): TF gives 5 + 5.
+    @tf.custom_gradient
+    def g(x):
+        return x * 6.0, lambda dy: dy * 5.0
+
+    v = tf.Variable([1.0, 2.0])
+    with tf.GradientTape() as t2:
+        with tf.GradientTape() as t1:
+            z = tf.reduce_sum(g(v) * v)
+        d = t1.gradient(z, v)
+    return d, t2.jacobian(d, v)
+
+
 SNIPPETS = [_none_from_grad_fn, _none_for_one_of_two_inputs, _none_for_a_variable, _grad_fn_runs_eagerly,
             _captured_tensor_only_is_watched, _captured_and_argument_watched, _nested_inside_grad_fn,
             _guide_nested_pattern, _second_order_through_a_closure, _unused_outputs_get_zeros, _nested_structures,
@@ -469,7 +497,8 @@ SNIPPETS = [_none_from_grad_fn, _none_for_one_of_two_inputs, _none_for_a_variabl
             _integer_and_python_arguments, _returns_its_input, _persistent_tape_calls_grad_fn_each_time,
             _under_tf_function, _forward_accumulator_ignores_it, _jacobians,
             _gradient_of_gradient_through_custom_op, _inside_a_tf_function_under_an_eager_tape,
-            _keyword_tensor_arguments, _output_used_twice_and_float64, _integer_output, _recompute_grad]
+            _keyword_tensor_arguments, _output_used_twice_and_float64, _integer_output, _recompute_grad,
+            _second_order_keeps_the_rule_for_the_output]
 
 
 def _assert_same(got, expected, path="result"):
