@@ -195,6 +195,11 @@ def test_none_from_grad_fn_means_no_gradient():
         assert float(tape.gradient(y, x, unconnected_gradients="zero")) == 0.0
         assert float(tape.gradient(z, x)) == 3.0
         assert tape.jacobian(y, x) is None
+    with tf.GradientTape() as tape:  # non-persistent: the explanation is kept when the call frees the trace
+        tape.watch(x)
+        y = k(x)
+    assert tape.gradient(y, x) is None
+    assert "grad_fn returned None" in tf.debugging.explain_none(tape, y, x)
 
 
 def test_nested_outputs_and_repeated_calls_compile_once():
