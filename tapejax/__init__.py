@@ -18,6 +18,7 @@ from tapejax import random as random
 from tapejax import signal as signal
 from tapejax._src.dtypes import DType as DType
 from tapejax._src.custom_gradient import custom_gradient as custom_gradient
+from tapejax._src.custom_gradient import recompute_grad as recompute_grad
 from tapejax._src.dtypes import as_dtype as as_dtype
 from tapejax._src.dtypes import float16 as float16
 from tapejax._src.dtypes import half as half

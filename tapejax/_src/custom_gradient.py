@@ -1,11 +1,13 @@
 """tf.custom_gradient: a function with a hand-written gradient, recorded as one op lowered to jax.custom_vjp.
 
-The decorated function runs once, eagerly and unrecorded, for its value; the call is then recorded as one entry
-on the tapes that follow its inputs. The entry's implementation is a `jax.custom_vjp` whose backward pass
-re-runs the user's function on the residual inputs to get `grad_fn`, and calls it: everything the gradient needs
-is recomputed from the op's inputs, so the entry is a pure JAX function (it replays, jits and vmaps like any
-op). Its forward-mode implementation is the user's function itself: TF's ForwardAccumulator differentiates the
-computation and ignores the custom gradient.
+The decorated function runs once, recorded (as in TF); the call is then recorded as one entry on the tapes that
+follow its inputs, and as identities of the forward pass's results on the others (docs/design.md, "Custom
+gradients"). The entry's implementation is a `jax.custom_vjp` whose backward pass re-runs the user's function on
+the residual inputs to get `grad_fn`, and calls it: everything the gradient needs is recomputed from the op's
+inputs, so the entry is a pure JAX function (it replays, jits and vmaps like any op). Run eagerly, the sweep
+calls the same `grad_fn` on concrete values instead (OpDef.backward), as TF does. Its forward-mode
+implementation is the user's function itself: TF's ForwardAccumulator differentiates the computation and ignores
+the custom gradient.
 
 Variables the function reads are found while it runs; they become inputs of the op (their reads are leaves on
 the tapes), and replays read the traced values in their place (variable.override_values).
@@ -16,14 +18,16 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.custom_derivatives import SymbolicZero
 
 from . import dispatch, tape as tape_lib
+from .gradient_tape import GradientTape
 from .registry import OpDef
 from .tensor import EagerTensor, Tensor
 from .variable import Variable, override_values
@@ -70,9 +74,12 @@ def custom_gradient(f: Callable | None = None) -> Callable:
     Tensors the function captures from enclosing scopes (rather than takes as arguments) are inputs of the op
     without gradients, as in TF, so a custom gradient may be defined inside another's grad_fn.
 
+    Eagerly, `grad_fn` runs on concrete values (it may call `.numpy()` or return None: no gradient), as in TF.
+
     Differences from TensorFlow: the decorated function is re-run (on the same inputs) when its gradient is
-    computed, and traced once per input structure when a gradient computation is compiled, like `tf.function`:
-    values it captures from enclosing scopes are those of that trace; pass values that change as arguments.
+    computed. Inside `tf.function`, or when a gradient is differentiated again, `grad_fn` is traced once per
+    input structure: values the function captures from enclosing scopes are those of that trace (pass values
+    that change as arguments), and a None it returns is a zero gradient.
     """
     if f is None:
         return custom_gradient
@@ -86,10 +93,51 @@ def custom_gradient(f: Callable | None = None) -> Callable:
     return decorated
 
 
+def recompute_grad(f: Callable) -> Callable:
+    """A function with `f`'s value and gradient whose gradient recomputes `f` (`tf.recompute_grad`).
+
+    TF uses it to save memory: the forward pass keeps only its inputs, and the gradient runs `f` again under a
+    tape. The gradient is `f`'s, for its tensor arguments and the trainable variables it reads.
+
+    >>> import tapejax as tf
+    >>> g = tf.recompute_grad(lambda x: tf.sin(x) * x)
+    >>> x = tf.constant(1.0)
+    >>> with tf.GradientTape() as tape:
+    ...     tape.watch(x)
+    ...     y = g(x)
+    >>> print(tape.gradient(y, x))
+    tf.Tensor(1.3817732, shape=(), dtype=float32)
+
+    Differences from TensorFlow: the forward pass is recorded like any custom gradient's (TF stops recording it),
+    so memory is not saved; values and gradients are the same.
+    """
+
+    @custom_gradient
+    def recomputed(*args: Any, **kwargs: Any) -> tuple[Any, Callable]:
+        def grad_fn(*upstream: Any, variables: list[Variable] | None = None) -> tuple[list, list]:
+            flat_args = _flatten(args)[0]
+            tensors = [a for a in flat_args if isinstance(a, Tensor | Variable)]
+            with GradientTape() as tape:
+                tape.watch(tensors)
+                result = f(*args, **kwargs)
+            sources = tensors + list(variables or [])
+            grads = iter(tape.gradient(_flatten(result)[0], sources, output_gradients=list(upstream)))
+            grad_args = [next(grads) if isinstance(a, Tensor | Variable) else None for a in flat_args]
+            return grad_args, list(grads)
+
+        return f(*args, **kwargs), grad_fn
+
+    return functools.wraps(f)(recomputed)
+
+
 def _call(f: Callable, ops: dict[Any, OpDef], args: tuple, kwargs: dict) -> Any:
     flat_args, args_tree = _flatten(args)
+    tapes = tape_lib.STACK.tapes
     watcher = tape_lib.Tape(persistent=True, watch_accessed_variables=True)
-    with tape_lib.recording_only([watcher]):  # the forward pass runs unrecorded; the watcher notes variable reads
+    # As in TF, the forward pass is recorded: a tape that follows none of the op's inputs (only tensors `f`
+    # captures) differentiates the computation itself, through the outputs' identities recorded below. A tape
+    # capturing a traced branch (records_all) gets the custom op alone.
+    with tape_lib.recording_only([*(t for t in tapes if not t.records_all), watcher]):
         result, grad_fn = f(*args, **kwargs)
     arg_uids = {a._uid for a in flat_args if isinstance(a, Variable)}
     variables = [v for uid, v in watcher.variables.items() if uid not in arg_uids and v.trainable]
@@ -97,7 +145,6 @@ def _call(f: Callable, ops: dict[Any, OpDef], args: tuple, kwargs: dict) -> Any:
         raise TypeError(_MISSING_VARIABLES_KEYWORD.format(variables=variables))
     flat_result, result_tree = _flatten(result)
     outs = tuple(EagerTensor(r._value if isinstance(r, Tensor | Variable) else jnp.asarray(r)) for r in flat_result)
-    tapes = tape_lib.STACK.tapes
     traced = any(isinstance(getattr(a, "_value", None), jax.core.Tracer) for a in flat_args)
     cells = _tensor_cells(f)
     traced = traced or any(isinstance(f.__closure__[i].cell_contents._value, jax.core.Tracer) for i in cells)
@@ -117,8 +164,26 @@ def _call(f: Callable, ops: dict[Any, OpDef], args: tuple, kwargs: dict) -> Any:
             # part of the traced computation, so the op itself runs.
             outs = tuple(EagerTensor(o) for o in opdef.impl(*vals))
         if tapes:
-            dispatch.record_call(opdef, tids, vals, outs, tapes)
+            _record(tapes, opdef, tids, vals, len(inputs) - len(captured), flat_result, outs)
     return jax.tree_util.tree_unflatten(result_tree, list(outs))
+
+
+_OUTPUT = OpDef("custom_gradient.output", lambda x: (x,), op_type="Identity", jit=False)
+
+
+def _record(tapes: list, opdef: OpDef, tids: tuple, vals: tuple, n_own: int, results: list, outs: tuple) -> None:
+    """Records the call as TF does: the custom op on each tape that follows one of its own inputs (arguments,
+    variables; not captured tensors), and on every other tape the outputs as identities of the forward pass's
+    results, so that a captured tensor gets the gradient of the computation itself."""
+    custom, plain = [], []
+    for t in tapes:
+        follows = t.records_all or any(tid in t.tracked for tid in tids[:n_own])
+        (custom if follows else plain).append(t)
+    if custom:
+        dispatch.record_call(opdef, tids, vals, outs, custom)
+    for r, out in zip(results, outs):
+        if plain and isinstance(r, Tensor):
+            dispatch.record_call(_OUTPUT, (r._tid,), (r._value,), (out,), plain)
 
 
 def _as_input(arg: Any) -> tuple[int, Any] | None:
@@ -192,10 +257,8 @@ def _opdef(f: Callable, args_tree: Any, kwargs: dict, flat_args: list, variables
             result, _ = f(*args, **kwargs)
             return tuple(_array(r) for r in _flatten(result)[0])
 
-    def fwd(*arrays: Any) -> tuple[tuple[Any, ...], tuple]:
-        return primal(*arrays), arrays
-
-    def bwd(arrays: tuple, cts: tuple) -> tuple[Any, ...]:
+    def gradients(arrays: tuple, cts: Sequence[Any]) -> list[Any]:
+        """grad_fn's gradient per input of the op, on `arrays` (concrete or traced); None: no gradient."""
         with replaying(arrays) as args:
             _, grad_fn = f(*args, **kwargs)
             upstream = [EagerTensor(c) for c in cts]
@@ -203,38 +266,92 @@ def _opdef(f: Callable, args_tree: Any, kwargs: dict, flat_args: list, variables
                 grad_xs, grad_vars = grad_fn(*upstream, variables=list(variables))
             else:
                 grad_xs, grad_vars = grad_fn(*upstream), []
-            flat_xs = _gradient_list(grad_xs, n_args)
+            flat_xs = _gradient_list(grad_xs)
             if len(flat_xs) != n_args:
                 raise ValueError(_WRONG_GRADIENT_COUNT.format(expected=n_args, got=len(flat_xs)))
             flat_vars = list(grad_vars) if grad_vars is not None else []
             if len(flat_vars) != n_vars:
                 raise ValueError(_WRONG_VARIABLE_GRADIENT_COUNT.format(expected=n_vars, got=len(flat_vars)))
-            captured = [None] * len(cells)  # TF gives captured tensors no gradient
-            return tuple(_cotangent(g, a) for g, a in zip(flat_xs + flat_vars + captured, arrays))
+            captured = [None] * len(cells)  # TF gives captured tensors no gradient through the op
+            return [_cotangent(g, a) for g, a in zip(flat_xs + flat_vars + captured, arrays)]
+
+    def fwd(*primals: Any) -> tuple[tuple[Any, ...], tuple]:
+        # TF applies the custom gradient only where the differentiating tape follows one of the op's own inputs
+        # (arguments, variables); otherwise (only a captured tensor is perturbed: a custom gradient defined in
+        # another's grad_fn, differentiated again) it differentiates the computation itself. The residuals'
+        # structure carries the choice to `bwd`: () for the custom rule, None for the computation's own VJP.
+        arrays = tuple(None if p is None else p.value for p in primals)  # None: a Python argument
+        custom = any(p is not None and p.perturbed for p in primals[:n_args + n_vars])
+        # The output through the op itself, not `primal`: differentiated again (fwd is ordinary JAX code to an
+        # outer differentiation), the output's derivative must still be the custom rule, as in TF.
+        return with_custom_vjp(*arrays), (arrays, () if custom else None)
+
+    def bwd(residuals: tuple, cts: tuple) -> tuple[Any, ...]:
+        arrays, custom = residuals
+        cts = tuple(_materialize(c) for c in cts)
+        if custom is None:
+            return jax.vjp(primal, *arrays)[1](cts)
+        return tuple(_zero_if_none(g, a) for g, a in zip(gradients(arrays, cts), arrays))
+
+    def backward(arrays: Sequence[Any], cts: Sequence[Any], batched: bool) -> tuple[Any, ...]:
+        """The eager sweep's rule (OpDef.backward): grad_fn on concrete values, its Nones kept."""
+        if None in cts:  # outputs nothing used: TF passes grad_fn zeros for them
+            batch = next(c.shape[:1] for c in cts if c is not None) if batched else ()
+            cts = [jnp.zeros((*batch, *o.shape), o.dtype) if c is None else c
+                   for c, o in zip(cts, jax.eval_shape(primal, *arrays))]
+        if not batched:
+            return tuple(gradients(tuple(arrays), cts))
+        # A jacobian's rows: vmapped (TF vectorizes grad_fn too), un-jitted, so each call traces afresh and
+        # sees which gradients grad_fn returns as None.
+        nones: list[bool] = []
+
+        def row(row_cts: Sequence[Any]) -> tuple[Any, ...]:
+            grads = gradients(tuple(arrays), row_cts)
+            nones[:] = [g is None for g in grads]
+            return tuple(_zero_if_none(g, a) for g, a in zip(grads, arrays))
+
+        rows = jax.vmap(row)(list(cts))
+        return tuple(None if none else r for none, r in zip(nones, rows))
 
     with_custom_vjp = jax.custom_vjp(primal)
-    with_custom_vjp.defvjp(fwd, bwd)
+    with_custom_vjp.defvjp(fwd, bwd, symbolic_zeros=True)
     name = getattr(f, "__name__", "custom_gradient")
-    return OpDef(f"custom_gradient.{name}", with_custom_vjp, op_type=name, jit=True, forward=primal)
+    captured_positions = tuple(range(n_args + n_vars, n_args + n_vars + len(cells)))
+    return OpDef(f"custom_gradient.{name}", with_custom_vjp, op_type=name, jit=True, forward=primal,
+                 backward=backward, no_gradient_args=captured_positions)
+
+
+def _materialize(ct: Any) -> Any:
+    """A cotangent for grad_fn: JAX's symbolic zero (an output nothing used) as zeros, as TF passes them."""
+    if isinstance(ct, SymbolicZero):
+        return jnp.zeros(ct.shape, ct.dtype)
+    return ct
+
+
+def _zero_if_none(grad: Any, primal: Any) -> Any:
+    if grad is None and primal is not None:
+        return _zero_cotangent(primal)
+    return grad
 
 
 def _array(value: Any) -> Any:
     return value._value if isinstance(value, Tensor | Variable) else jnp.asarray(value)
 
 
-def _gradient_list(grads: Any, n_args: int) -> list[Any]:
-    """grad_fn may return one gradient or a sequence of them; None stands for zeros."""
-    if isinstance(grads, list | tuple):
-        return list(grads)
-    return [grads]
+def _gradient_list(grads: Any) -> list[Any]:
+    """grad_fn's gradients for the flat inputs: any nest of them, flattened as TF does (None: no gradient)."""
+    return _flatten(grads)[0]
 
 
 def _cotangent(grad: Any, primal: Any) -> Any:
-    if primal is None:
-        return None  # a Python argument: not an input of the op
-    if not jnp.issubdtype(primal.dtype, jnp.inexact):
-        return np.zeros(primal.shape, jax.dtypes.float0)  # JAX's cotangent type for integer inputs
-    if grad is None:
-        return jnp.zeros_like(primal)
+    """grad_fn's gradient for one input as a cotangent: None for no gradient (a None, or a non-float input)."""
+    if primal is None or grad is None or not jnp.issubdtype(primal.dtype, jnp.inexact):
+        return None
     value = _array(grad)
     return jnp.broadcast_to(value, primal.shape).astype(primal.dtype)
+
+
+def _zero_cotangent(primal: Any) -> Any:
+    if not jnp.issubdtype(primal.dtype, jnp.inexact):
+        return np.zeros(primal.shape, jax.dtypes.float0)  # JAX's cotangent type for integer inputs
+    return jnp.zeros_like(primal)

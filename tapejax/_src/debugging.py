@@ -69,6 +69,10 @@ INTEGER_PATH = (
     "argmax, a comparison): such values carry no gradient."
 )
 UNCONNECTED = "the target does not depend on the source: none of the ops that use it lead to the target."
+NONE_FROM_GRAD_FN = (
+    "every path from the source to the target passes through a tf.custom_gradient whose grad_fn returned None "
+    "for it (TF's 'no gradient'): return a gradient (or zeros) there instead."
+)
 
 
 def enable_none_gradient_warnings(enabled: bool = True) -> None:

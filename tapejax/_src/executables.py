@@ -21,7 +21,7 @@ from .lowering import Program, replay_fn
 class Lowered:
     """A program's replay function and its JAX transformations, compiled once the structure repeats."""
 
-    __slots__ = ("program", "replay", "forward_replay", "_transforms", "_compiled", "_memo")
+    __slots__ = ("program", "replay", "forward_replay", "_transforms", "_compiled", "_memo", "_always_eager")
 
     def __init__(self, program: Program):
         self.program = program
@@ -31,6 +31,9 @@ class Lowered:
         # kind -> {steps whose values it returns: jitted fn}; None once run eagerly
         self._compiled: dict[Any, dict[tuple[int, ...], Callable[..., Any]] | None] = {}
         self._memo: dict[Any, Any] = {}
+        # TF runs a custom gradient's grad_fn eagerly, on concrete values (it may print, branch on values, call
+        # numpy, return None): such a program is never compiled when it runs eagerly, only traced inline.
+        self._always_eager = program.eager_backward
 
     def memo(self, key: Any, make: Callable[[], Any]) -> Any:
         """A value derived from this structure (e.g. the OpDef a call is recorded under), made once."""
@@ -54,7 +57,8 @@ class Lowered:
         The first time, `eager()` computes the answer without a structure-specific executable (sweep.py: op by
         op, each op's VJP an executable shared by every structure that uses the op). Without `eager`, the
         transformation compiles at once: evaluating a vmapped or nested transformation op by op would compile
-        more small executables than the one jit does (measured in docs/design.md).
+        more small executables than the one jit does (measured in docs/design.md). A program with a step that
+        has an eager rule (OpDef.backward: a custom gradient) takes `eager()` every time.
 
         `apps` are the steps' deferred applications (deferred.py). A compiled run also returns the values of
         those whose tensors are alive and fills them in: forward pass and derivative in one dispatch. Any other
@@ -66,7 +70,7 @@ class Lowered:
             # inside an outer jax trace (tf.function): inline, the outer jit compiles it
             deferred.compute_all(apps)
             return self.transform(kind, build)(leaves, consts, extras)
-        if kind not in self._compiled and eager is not None:
+        if eager is not None and (kind not in self._compiled or self._always_eager):
             self._compiled[kind] = None
             deferred.compute_all(apps)
             return eager()

@@ -352,7 +352,8 @@ class GradientTape:
             if r is not None:
                 continue
             why = next((w for w in (debugging.reason(tape, t, s) for t in targets) if w), None)
-            why = why or debugging.UNCONNECTED
+            # Connected, yet None: the eager sweep found every path cut by a custom gradient's None.
+            why = why or debugging.NONE_FROM_GRAD_FN
             self._none_reasons[id(s)] = why
             if debugging.warnings_enabled():
                 logs.warning("GradientTape.gradient returned None for %s: %s", _describe(s), why)

@@ -52,6 +52,11 @@ class Program(NamedTuple):
         """Whether forward mode gives TF's answer: no step has a custom gradient that forward mode would ignore."""
         return all(s.op.forward is None for s in self.steps)
 
+    @property
+    def eager_backward(self) -> bool:
+        """Whether a step has an eager reverse rule (OpDef.backward: a custom gradient's grad_fn)."""
+        return any(s.op.backward is not None for s in self.steps)
+
 
 class Slice(NamedTuple):
     program: Program

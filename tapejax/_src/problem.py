@@ -66,6 +66,7 @@ class Problem:
         slot = {t: i for i, t in enumerate(self.slice.leaf_tids)}
         self.groups = [tuple(slot[t] for t in g if t in slot) for g in leaves]
         self.connected = [k for k, g in enumerate(self.groups) if g]
+        self.unreached: list[int] = []  # positions in `connected` that a custom gradient's None cut off (sweep)
         self.leaf_vals = tuple(
             jnp.zeros_like(leaf_values[t]) if t in self.slice.perturbed else leaf_values[t]
             for t in self.slice.leaf_tids
@@ -142,14 +143,15 @@ class Problem:
     def sweep(self, seeds: Sequence[Any], batched: bool = False) -> tuple:
         """Eager reverse accumulation (sweep.py) for the connected sources, TF's complex convention applied."""
         seeds = [jnp.conj(s) for s in seeds]
-        cts = sweep.sweep(self.slice, self.leaf_vals, seeds, self.connected_groups, batched)
+        cts = sweep.sweep(self.slice, self.leaf_vals, seeds, self.connected_groups, batched, self.unreached)
         return tuple(jnp.conj(c) for c in cts)
 
     def per_source(self, outs: Sequence[Any]) -> list[Any]:
-        """Spreads one output per connected source back over all sources (None where unconnected)."""
+        """Spreads one output per connected source back over all sources (None where unconnected, or where the
+        eager sweep found every path cut by a custom gradient's None)."""
         results: list[Any] = [None] * len(self.sources)
-        for k, out in zip(self.connected, outs):
-            results[k] = out
+        for i, (k, out) in enumerate(zip(self.connected, outs)):
+            results[k] = None if i in self.unreached else out
         return results
 
 

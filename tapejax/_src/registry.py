@@ -41,6 +41,10 @@ class OpDef:
         other check gets computed values.
       forward: the implementation forward mode differentiates, when it must differ from `impl` (a custom
         gradient: `impl` is a jax.custom_vjp, and TF's forward mode ignores the custom gradient).
+      backward: an eager reverse rule `(inputs, output cotangents, batched) -> input cotangents` (None where
+        there is no gradient), which the eager sweep (sweep.py) calls instead of JAX's VJP of `impl`: a custom
+        gradient's grad_fn then runs on concrete values, as in TF, and may return None. A program with such a
+        step takes the sweep every time it runs eagerly (lowering.Lowered.run); traced, `impl` is used.
       no_gradient: with has_gradient=False, the LookupError's message when it must say more than TF's
         "no entry" (an unbounded tf.while_loop: how to make it differentiable).
       no_gradient_args: positions of the tensor arguments TF's registered gradient returns None for (zeta's `x`):
@@ -58,6 +62,7 @@ class OpDef:
     jit: bool = True
     check: Callable[..., None] | None = None
     forward: Callable[..., Any] | None = None
+    backward: Callable[..., Any] | None = None
     doc: str = ""
     no_gradient: str = ""
     no_gradient_args: tuple[int, ...] = ()

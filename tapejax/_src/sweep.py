@@ -54,7 +54,7 @@ def _zero_cotangent(primal: Any) -> Any:
 
 
 def sweep(sl: Slice, leaf_vals: Sequence[Any], seeds: Sequence[Any], groups: Sequence[Sequence[int]],
-          batched: bool = False) -> tuple[Any, ...]:
+          batched: bool = False, unreached: list[int] | None = None) -> tuple[Any, ...]:
     """Cotangents of the slice's leaves, summed per group, given a seed per connected target.
 
     Args:
@@ -63,11 +63,14 @@ def sweep(sl: Slice, leaf_vals: Sequence[Any], seeds: Sequence[Any], groups: Seq
       seeds: one cotangent per program output (TF's convention already applied by the caller); with `batched`,
         each has a leading axis that is kept throughout (a jacobian's basis).
       groups: the leaf slots of each source.
+      unreached: if given, receives the positions of the groups that no cotangent reached because a custom
+        gradient returned None on every path (TF's None gradient); their results are zeros.
     """
     program = sl.program
     n_leaves = program.n_leaves
     first_out = program.first_output
     ct: dict[int, Any] = {}
+    stopped = False  # whether a custom gradient returned None for an input (then a leaf may get no cotangent)
 
     def accumulate(slot: int, value: Any) -> None:
         if value.dtype == jax.dtypes.float0:
@@ -88,13 +91,21 @@ def sweep(sl: Slice, leaf_vals: Sequence[Any], seeds: Sequence[Any], groups: Seq
         cts = [ct.pop(s, None) for s in range(base, base + step.n_out)]
         if all(c is None for c in cts):
             continue
-        in_cts = _op_vjp(step, batched)([resolve(v) for v in inputs], cts)
+        if step.op.backward is None:
+            in_cts = _op_vjp(step, batched)([resolve(v) for v in inputs], cts)
+        else:  # a custom gradient: grad_fn runs on concrete values, not jitted, as TF runs it (OpDef.backward)
+            in_cts = step.op.backward([resolve(v) for v in inputs], cts, batched)
         for slot, c in zip(step.ins, in_cts):
             if 0 <= slot < n_leaves or slot >= first_out:
-                accumulate(slot, c)
+                if c is None:  # TF's None: nothing flows on along this path (other paths still add up)
+                    stopped = True
+                else:
+                    accumulate(slot, c)
     results = []
-    for g in groups:
+    for k, g in enumerate(groups):
         parts = [ct[i] for i in g if i in ct]
+        if not parts and stopped and unreached is not None:
+            unreached.append(k)
         if not parts:
             zeros = jnp.zeros_like(leaf_vals[g[0]])
             parts = [zeros if not batched else jnp.zeros((seeds[0].shape[0], *zeros.shape), zeros.dtype)]
