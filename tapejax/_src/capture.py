@@ -15,11 +15,12 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 
+from .context import CONTEXT
 from . import dispatch, lowering, tape as tape_lib
 from .convert import to_array
 from .registry import OpDef
 from .tensor import EagerTensor, Tensor, _Operators, new_tid
-from .variable import OVERRIDES, Variable
+from .variable import Variable
 
 _WHILE_NEEDS_BOUND = (
     "Reverse-mode differentiation of a tf.while_loop traced inside tf.function needs a bound on its trip count: "
@@ -176,7 +177,7 @@ def symbolic(value: Any) -> Any:
 
 
 def current_trace() -> Any:
-    return OVERRIDES.trace
+    return CONTEXT.trace
 
 
 class Inputs(NamedTuple):
@@ -205,7 +206,7 @@ def run_recorded(name: str, impl: Callable, leading: Sequence[Tensor], inputs: I
     vals = (*[t._value for t in leading], *inputs.external_vals, *[value for _, value in reads])
     outs = (forward_impl or impl)(*vals)
     tensors = [EagerTensor(o) for o in outs]
-    tapes = tape_lib.STACK.tapes
+    tapes = CONTEXT.tapes
     if tapes:
         opdef = OpDef(name, impl, op_type=name.rsplit(".", 1)[-1], jit=False, has_gradient=has_gradient,
                       no_gradient="" if has_gradient else _WHILE_NEEDS_BOUND)

@@ -2,7 +2,7 @@
 
 Variables are functionalised (DESIGN, "Outside the tape"): the values of the variables a trace reads are inputs
 of the jitted function and the values it assigns are outputs, written back after the call. Inside a trace,
-variable reads, assignments and creations go through the `_Trace` (variable.OVERRIDES.trace), so nothing is
+variable reads, assignments and creations go through the `_Trace` (variable.CONTEXT.trace), so nothing is
 written until the compiled step has returned: an exception leaves every variable as it was. So does a value
 check that fails when the step runs (tf.case's): a checkify check, whose error state the step returns and the
 call raises (as InvalidArgumentError) before writing anything back.
@@ -19,13 +19,14 @@ import jax.extend
 import numpy as np
 from jax.experimental import checkify
 
+from .context import CONTEXT
 from . import errors, tape as tape_lib
 from .capture import is_leaf as _is_leaf, unbounded_loop_message
 from .convert import to_array
 from .registry import OpDef
 from .signature import Template
 from .tensor import Tensor, _Operators
-from .variable import OVERRIDES, Variable
+from .variable import Variable
 
 
 if TYPE_CHECKING:
@@ -95,14 +96,14 @@ def _tracing(trace: _Trace | None, fold_constants: bool) -> Iterator[None]:
     """Installs `trace` on this thread. With `fold_constants`, ops with only concrete inputs are evaluated at
     trace time (so variables created on a first call get concrete initial values), the rest are staged into
     the jitted function; a trace with symbolic sizes cannot fold (a size has no value until the call)."""
-    saved = OVERRIDES.trace
-    OVERRIDES.trace = trace
+    saved = CONTEXT.trace
+    CONTEXT.trace = trace
     try:
         with tape_lib.recording_only([]), (jax.ensure_compile_time_eval() if fold_constants
                                            else contextlib.nullcontext()):
             yield
     finally:
-        OVERRIDES.trace = saved
+        CONTEXT.trace = saved
 
 
 @contextlib.contextmanager
@@ -111,13 +112,13 @@ def _tracing(trace: _Trace | None, fold_constants: bool) -> Iterator[None]:
 def init_scope() -> Iterator[None]:
     """Lifts what runs inside it out of any tf.function trace and tape (`tf.init_scope`): variables built
     lazily by Keras layers and optimizers get concrete initial values."""
-    saved = OVERRIDES.trace
-    OVERRIDES.trace = None
+    saved = CONTEXT.trace
+    CONTEXT.trace = None
     try:
         with tape_lib.recording_only([]), jax.ensure_compile_time_eval():
             yield
     finally:
-        OVERRIDES.trace = saved
+        CONTEXT.trace = saved
 
 
 # -- compiled functions ------------------------------------------------------------------------------------

@@ -17,7 +17,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax.experimental import checkify
 
-from . import dispatch, errors, tape as tape_lib
+from .context import CONTEXT
+from . import dispatch, errors
 from .capture import Body, as_tensor, capture_each, current_trace, inputs_of, run_recorded, traced, unpack
 from .registry import OpDef
 from .tensor import OPERATORS, Tensor, new_tid
@@ -183,7 +184,7 @@ def _check_predicates(preds: Sequence[Any], summary: str, passes: Callable[[Any]
         # inside a traced branch or loop body: a step of the captured body, so it checks when the body runs
         tids = tuple(p._tid if isinstance(p, Tensor) else new_tid() for p in preds)
         opdef = OpDef("control_flow.Assert", check, op_type="Assert", jit=False)
-        dispatch.record_call(opdef, tids, values, (), tape_lib.STACK.tapes[:1], effect=True)
+        dispatch.record_call(opdef, tids, values, (), CONTEXT.tapes[:1], effect=True)
     else:
         check(*values)
 

@@ -26,6 +26,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.custom_derivatives import SymbolicZero
 
+from .context import CONTEXT
 from . import dispatch, tape as tape_lib
 from .gradient_tape import GradientTape
 from .registry import OpDef
@@ -132,7 +133,7 @@ def recompute_grad(f: Callable) -> Callable:
 
 def _call(f: Callable, ops: dict[Any, OpDef], args: tuple, kwargs: dict) -> Any:
     flat_args, args_tree = _flatten(args)
-    tapes = tape_lib.STACK.tapes
+    tapes = CONTEXT.tapes
     watcher = tape_lib.Tape(persistent=True, watch_accessed_variables=True)
     # As in TF, the forward pass is recorded: a tape that follows none of the op's inputs (only tensors `f`
     # captures) differentiates the computation itself, through the outputs' identities recorded below. A tape

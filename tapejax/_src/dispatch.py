@@ -12,16 +12,16 @@ from typing import TYPE_CHECKING, Any
 import jax
 import numpy as np
 
+from .context import CONTEXT
 from . import caches, deferred, dtypes, errors, tape as tape_lib
 from .convert import float_operand, holds_tensor, tf_type_string, to_array
 from .deferred import DeferredTensor, Pending
 from .tensor import OPERATORS, EagerTensor, Tensor, new_tid
-from .variable import OVERRIDES, Variable
+from .variable import Variable
 
 if TYPE_CHECKING:
     from .registry import OpDef
 
-_STACK = tape_lib.STACK
 _ARRAY = type(jax.numpy.zeros(()))  # a concrete jax.Array (not a tracer)
 _DIFFERENTIABLE_KINDS = frozenset("fcV")  # float, complex, bfloat16: the dtypes gradients flow through
 _raw = deferred.raw  # a tensor's array, or its Pending: read without computing a deferred value
@@ -140,7 +140,7 @@ def apply(opdef: OpDef, args: tuple, params: dict[str, Any], params_key: tuple |
     if params_key is None:
         params_key = tuple(params.items())
     fn = _EXECUTABLES.get((opdef, params_key)) or executable(opdef, params_key)
-    tapes = _STACK.tapes
+    tapes = CONTEXT.tapes
     if tapes and opdef.differentiable:
         if len(tapes) == 1 and tids:  # _recording's common case, inline
             tracked = tapes[0].tracked
@@ -181,7 +181,7 @@ def _deferrable(vals: list, tapes: list[tape_lib.Tape]) -> bool:
     for t in tapes:
         if t.records_all:
             return False
-    return OVERRIDES.trace is None
+    return CONTEXT.trace is None
 
 
 def record_call(opdef: OpDef, in_tids: Sequence[int], in_vals: Sequence[Any], outs: Sequence[Tensor],
@@ -195,7 +195,7 @@ def record_call(opdef: OpDef, in_tids: Sequence[int], in_vals: Sequence[Any], ou
       effect: record it whatever its inputs (a print or an assertion inside a captured body must run when the body
         does, even with no tensor input).
     """
-    tapes = tape_lib.STACK.tapes if tapes is None else tapes
+    tapes = CONTEXT.tapes if tapes is None else tapes
     if not tapes:
         return
     if effect:

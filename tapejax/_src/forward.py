@@ -23,6 +23,7 @@ from typing import Any
 
 import jax
 
+from .context import CONTEXT
 from . import dtypes, tape as tape_lib, transforms
 from .convert import to_array
 from .gradient_tape import UnconnectedGradients, _as_mode, _flatten, _unconnected
@@ -81,7 +82,7 @@ class ForwardAccumulator:
     def __enter__(self) -> ForwardAccumulator:
         if self._recording:
             raise ValueError("Accumulator is already recording.")
-        for t in tape_lib.STACK.tapes:
+        for t in CONTEXT.tapes:
             if not any(t is o() for o in self._outer):
                 self._outer.append(weakref.ref(t))
         tape_lib.push(self._tape)
@@ -124,7 +125,7 @@ class ForwardAccumulator:
         """The tapes that record this JVP: those outside the accumulator while it recorded, and any tape now
         capturing a traced branch or loop body (it must replay everything computed inside it)."""
         tapes = [t for t in (o() for o in self._outer) if t is not None]
-        tapes += [t for t in tape_lib.STACK.tapes if t.records_all and not any(t is o for o in tapes)]
+        tapes += [t for t in CONTEXT.tapes if t.records_all and not any(t is o for o in tapes)]
         return tapes
 
 

@@ -23,12 +23,13 @@ from typing import Any
 import jax
 import numpy as np
 
-from . import autograph, dispatch, tape as tape_lib
+from .context import CONTEXT
+from . import autograph, dispatch
 from .concrete_function import ConcreteFunction
 from .module import Module
 from .signature import Binder, Static, Template, flat_specs, symbolic_specs
 from .tensor import EagerTensor, Tensor, new_tid
-from .variable import OVERRIDES, Variable
+from .variable import Variable
 
 _MAX_DISCOVERY_TRACES = 4  # a trace that keeps meeting new variables is a bug in the step: say so
 
@@ -118,7 +119,7 @@ class Function:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if _CONFIG.run_eagerly:
             return self._python_function(*args, **kwargs)
-        if OVERRIDES.trace is not None:
+        if CONTEXT.trace is not None:
             return self._inline()(*args, **kwargs)
         template, tensors = self._binder.bind(*self._binder.canonical(args, kwargs))
         concrete = self._concrete.get(template.key)
@@ -185,7 +186,7 @@ class Function:
             self._seed_epoch, self._calls = _SEED_EPOCH[0], 0
         calls = jax.numpy.asarray(self._calls, np.uint32) if concrete.used_calls else _NO_CALLS
         self._calls += 1
-        tapes = tape_lib.STACK.tapes
+        tapes = CONTEXT.tapes
         if not tapes:
             outs = concrete(tuple([t._value for t in tensors]), tuple([v._current() for v in concrete.variables]),
                             calls)

@@ -15,10 +15,11 @@ from typing import Any
 import jax
 import numpy as np
 
-from . import dispatch, tape as tape_lib
+from .context import CONTEXT
+from . import dispatch
 from .registry import OpDef
 from .tensor import Tensor, _Operators
-from .variable import OVERRIDES, Variable
+from .variable import Variable
 
 
 def print_(*inputs: Any, output_stream: Any = None, summarize: int = 3, sep: str = " ", end: str = "\n",
@@ -35,7 +36,7 @@ def print_(*inputs: Any, output_stream: Any = None, summarize: int = 3, sep: str
         stream = sys.stderr if output_stream is None else output_stream
         stream.write(sep.join(p.text if isinstance(p, _Text) else _python_text(p) for p in parts) + end)
 
-    trace = OVERRIDES.trace
+    trace = CONTEXT.trace
     if trace is not None and trace.captures:
         # inside a traced branch or loop body: a step of the captured body, so it prints when the body runs
         tensors = [x for x in leaves if isinstance(x, _Operators)]
@@ -43,7 +44,7 @@ def print_(*inputs: Any, output_stream: Any = None, summarize: int = 3, sep: str
         opdef = OpDef("print", lambda *values: (jax.debug.callback(emit, *values, ordered=True), ())[1],
                       op_type="PrintV2", jit=False)
         # Appended whatever its inputs: a print is a side effect, kept even with no tensor to print.
-        dispatch.record_call(opdef, [t for t, _ in reads], [v for _, v in reads], (), tape_lib.STACK.tapes[:1],
+        dispatch.record_call(opdef, [t for t, _ in reads], [v for _, v in reads], (), CONTEXT.tapes[:1],
                              effect=True)
     elif trace is not None:
         # inside tf.function: at run time, in program order. The call number (a traced input) goes along so the

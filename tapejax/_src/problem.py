@@ -16,6 +16,7 @@ import jax.numpy as jnp
 from jax.extend import core as jax_core
 from jax.interpreters import partial_eval as pe
 
+from .context import CONTEXT
 from . import checking, deferred, dispatch, errors, executables, logs, lowering, structure, sweep, tape as tape_lib
 from .registry import OpDef
 from .tensor import EagerTensor, Tensor
@@ -109,7 +110,7 @@ class Problem:
         `record_on`, if given, replaces the recording tapes as the ones that may record the call (forward.py:
         TF's accumulators are seen only by the tapes outside them).
         """
-        tapes = tape_lib.STACK.tapes if record_on is None else list(record_on)
+        tapes = CONTEXT.tapes if record_on is None else list(record_on)
         if tapes and self._bakes_tracked(tapes):
             self.slice = lowering.slice_trace(*self._trace, bake=False)
         sl = self.slice

@@ -44,7 +44,7 @@ class OpDef:
       backward: an eager reverse rule `(inputs, output cotangents, batched) -> input cotangents` (None where
         there is no gradient), which the eager sweep (sweep.py) calls instead of JAX's VJP of `impl`: a custom
         gradient's grad_fn then runs on concrete values, as in TF, and may return None. A program with such a
-        step takes the sweep every time it runs eagerly (lowering.Lowered.run); traced, `impl` is used.
+        step takes the sweep every time it runs eagerly (executables.Lowered.run); traced, `impl` is used.
       no_gradient: with has_gradient=False, the LookupError's message when it must say more than TF's
         "no entry" (an unbounded tf.while_loop: how to make it differentiable).
       no_gradient_args: positions of the tensor arguments TF's registered gradient returns None for (zeta's `x`):

@@ -75,16 +75,15 @@ class Tape:
         self.history.append(("reset",))
 
 
-STACK = CONTEXT  # `STACK.tapes`: the tapes recording on this thread (context.py)
 
 
 def push(tape: Tape) -> None:
-    STACK.tapes.append(tape)
+    CONTEXT.tapes.append(tape)
 
 
 def pop(tape: Tape) -> None:
     """Removes `tape` from the recording stack wherever it is (a tape may stop recording out of order)."""
-    tapes = STACK.tapes
+    tapes = CONTEXT.tapes
     for i in range(len(tapes) - 1, -1, -1):
         if tapes[i] is tape:
             del tapes[i]
@@ -94,9 +93,9 @@ def pop(tape: Tape) -> None:
 @contextlib.contextmanager
 def recording_only(tapes: list[Tape]) -> Iterator[None]:
     """Inside the block, only `tapes` record on this thread (none, for `[]`); the stack is restored after."""
-    saved = STACK.tapes
-    STACK.tapes = tapes
+    saved = CONTEXT.tapes
+    CONTEXT.tapes = tapes
     try:
         yield
     finally:
-        STACK.tapes = saved
+        CONTEXT.tapes = saved

@@ -13,10 +13,11 @@ from typing import Any
 import jax
 import numpy as np
 
+from .context import CONTEXT
 from . import errors, logs
 from .convert import tf_type_string, to_array
 from .tensor import OPERATORS, EagerTensor, Tensor, TensorShape
-from .variable import OVERRIDES, Variable
+from .variable import Variable
 
 class UnconnectedGradients(enum.Enum):
     """What `gradient` returns for a source the target does not depend on (`tf.UnconnectedGradients`)."""
@@ -131,7 +132,7 @@ def check_loop(method: str, persistent: bool, experimental_use_pfor: bool, paral
                  if parallel_iterations < 1 else "Found `parallel_iterations == 1`. Use `for_loop` instead.")
         raise ValueError(f"Encountered an exception while vectorizing the {method} computation. Vectorization can be "
                          "disabled by setting experimental_use_pfor to False.") from ValueError(cause)
-    if not persistent and OVERRIDES.trace is None:
+    if not persistent and CONTEXT.trace is None:
         # TF's two messages differ in their spacing; kept, since code may match them.
         gap = "with  " if method == "jacobian" else " with "
         raise RuntimeError(f"GradientTape must be created with persistent=True to compute the {method} with eager "

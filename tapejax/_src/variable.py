@@ -14,17 +14,12 @@ from typing import Any
 import jax
 import numpy as np
 
-from . import dtypes, tape as tape_lib
+from . import dtypes
 from .tensor import OPERATORS, EagerTensor, Tensor, TensorShape, _Operators, new_tid, numpy_text
 from .context import CONTEXT
 from .convert import to_array
 
 _new_uid: Callable[[], int] = itertools.count(1).__next__
-
-# `OVERRIDES.values` (reads of variables replaced while a pure function of them is traced) and `OVERRIDES.trace`
-# (the tf.function trace in progress) are the thread's context (context.py).
-OVERRIDES = CONTEXT
-
 
 class override_values:
     """Context manager: reads of the given variables return the given arrays (used when replaying)."""
@@ -33,11 +28,11 @@ class override_values:
         self._values = values
 
     def __enter__(self) -> None:
-        self._saved = OVERRIDES.values
-        OVERRIDES.values = {**self._saved, **self._values}
+        self._saved = CONTEXT.values
+        CONTEXT.values = {**self._saved, **self._values}
 
     def __exit__(self, *exc: object) -> None:
-        OVERRIDES.values = self._saved
+        CONTEXT.values = self._saved
 
 
 class Variable(_Operators):
@@ -78,7 +73,7 @@ class Variable(_Operators):
         """Creates a variable; `caching_device`, `synchronization`, `aggregation` and the like are ignored."""
         if initial_value is None:
             raise ValueError("initial_value must be specified.")
-        trace = OVERRIDES.trace
+        trace = CONTEXT.trace
         if trace is not None:
             trace.check_creation()  # TF's ValueError on a later trace, before the initial value is computed
         if callable(initial_value):
@@ -103,10 +98,10 @@ class Variable(_Operators):
     def _read(self) -> tuple[int, jax.Array]:
         """The (tid, value) of a read; the tapes that watch this variable record it as a leaf."""
         value = self._current()
-        tapes = tape_lib.STACK.tapes
+        tapes = CONTEXT.tapes
         if not tapes:
             return 0, value
-        trace = OVERRIDES.trace
+        trace = CONTEXT.trace
         if trace is not None and trace.captures:  # inside a traced branch or loop body (capture.py)
             tid = trace.captures[-1].read_tid(self._uid)
             if tid:
@@ -119,7 +114,7 @@ class Variable(_Operators):
 
     def _current(self) -> jax.Array:
         """The value a read sees: a replay's override, else the tf.function trace's value, else the cell's."""
-        overrides = OVERRIDES
+        overrides = CONTEXT
         if overrides.values:
             value = overrides.values.get(self._uid)
             if value is not None:
@@ -152,8 +147,8 @@ class Variable(_Operators):
         if self._constraint is not None:
             value = to_array(self._constraint(EagerTensor(value)), dtype=self.dtype)
             tid = 0
-        if OVERRIDES.trace is not None:
-            OVERRIDES.trace.assign(self, value, tid)  # written back when the compiled step returns
+        if CONTEXT.trace is not None:
+            CONTEXT.trace.assign(self, value, tid)  # written back when the compiled step returns
         else:
             self._value = value
         return _UnreadVariable(self) if read_value else None
@@ -165,19 +160,19 @@ class Variable(_Operators):
 
     def assign_add(self, delta: Any, use_locking: Any = None, name: str | None = None, read_value: bool = True):
         self._note_assignment("assign_add", delta)
-        if OVERRIDES.trace is not None:  # through the op table, so a traced loop body sees the new value's id
+        if CONTEXT.trace is not None:  # through the op table, so a traced loop body sees the new value's id
             return self.assign(OPERATORS["math.add"](self.read_value(), delta), read_value=read_value)
         return self._set(self._current() + self._new_value(delta), read_value)
 
     def assign_sub(self, delta: Any, use_locking: Any = None, name: str | None = None, read_value: bool = True):
         self._note_assignment("assign_sub", delta)
-        if OVERRIDES.trace is not None:
+        if CONTEXT.trace is not None:
             return self.assign(OPERATORS["math.subtract"](self.read_value(), delta), read_value=read_value)
         return self._set(self._current() - self._new_value(delta), read_value)
 
     def _note_assignment(self, method: str, value: Any) -> None:
         """Tells the recording tapes that state changed here: a gradient through it will be None (debugging)."""
-        for t in tape_lib.STACK.tapes:
+        for t in CONTEXT.tapes:
             source = getattr(value, "_uid", None) or getattr(value, "_tid", None)
             t.history.append(("assign", f"{self.name}.{method}", source))
 

@@ -19,25 +19,24 @@ from tapejax._src.convert import to_array
 from tapejax._src.registry import hashable, op
 from tapejax._src.tensor import EagerTensor, OPERATORS, Tensor
 from tapejax._src.context import CONTEXT
-from tapejax._src.variable import OVERRIDES, Variable
+from tapejax._src.variable import Variable
 
 _DEFAULT_GLOBAL_SEED = 87654321  # TF uses a fixed global seed when only an op seed is given
 
 
-_STATE = CONTEXT  # the thread's seed state: global_seed, seed_counter, seed_calls, entropy (context.py)
 
 
 def set_seed(seed: int | None) -> None:
     """Sets the global random seed (`tf.random.set_seed`): later random ops draw a reproducible sequence."""
-    _STATE.global_seed = None if seed is None else int(seed)
-    _STATE.seed_counter = 0
-    _STATE.seed_calls = {}
+    CONTEXT.global_seed = None if seed is None else int(seed)
+    CONTEXT.seed_counter = 0
+    CONTEXT.seed_calls = {}
     function.new_seed_epoch()
 
 
 def next_key(seed: int | None = None) -> jax.Array:
     """The key for one random op call, by TF's rules for global and op seeds."""
-    state = _STATE
+    state = CONTEXT
     call = 0
     if state.global_seed is None and seed is None:
         global_seed, op_seed = state.entropy, state.seed_counter
@@ -53,7 +52,7 @@ def next_key(seed: int | None = None) -> jax.Array:
         call = state.seed_calls.get((global_seed, op_seed), 0)
         state.seed_calls[(global_seed, op_seed)] = call + 1
     key = jax.random.fold_in(jax.random.fold_in(jax.random.PRNGKey(global_seed), op_seed), call)
-    trace = OVERRIDES.trace
+    trace = CONTEXT.trace
     if trace is not None:  # inside tf.function: each call of the compiled step draws new numbers, as in TF
         key = jax.random.fold_in(key, trace.call_count())
     return key
@@ -555,15 +554,14 @@ def _state_from_seed(seed: int) -> np.ndarray:
     return np.array([key[0], key[1], 0], np.int64)
 
 
-_GLOBAL = CONTEXT  # `_GLOBAL.global_generator` (context.py)
 
 
 def get_global_generator() -> Generator:
     """The default generator (`tf.random.get_global_generator`), seeded non-deterministically on first use."""
-    if _GLOBAL.global_generator is None:
-        _GLOBAL.global_generator = Generator.from_non_deterministic_state()
-    return _GLOBAL.global_generator
+    if CONTEXT.global_generator is None:
+        CONTEXT.global_generator = Generator.from_non_deterministic_state()
+    return CONTEXT.global_generator
 
 
 def set_global_generator(generator: Generator) -> None:
-    _GLOBAL.global_generator = generator
+    CONTEXT.global_generator = generator

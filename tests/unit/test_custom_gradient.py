@@ -265,9 +265,9 @@ def test_the_guides_nested_pattern_with_closures():
 def test_grad_fn_runs_eagerly_and_its_program_is_never_compiled():
     # TF runs grad_fn eagerly: it sees concrete values (numpy, Python `if`), every time, also once the structure
     # repeats (a structure with a custom gradient always takes the eager sweep, never a compiled executable).
-    from tapejax._src import lowering
+    from tapejax._src import executables
 
-    lowering.CACHE.clear()  # a cache: clearing it changes no answer
+    executables.CACHE.clear()  # a cache: clearing it changes no answer
     seen = []
 
     @tf.custom_gradient
@@ -287,7 +287,7 @@ def test_grad_fn_runs_eagerly_and_its_program_is_never_compiled():
         np.testing.assert_allclose(tape.gradient(y, x, output_gradients=upstream).numpy(),
                                    [scale * (3.0 if scale > 1.0 else 5.0)] * 2)
     np.testing.assert_allclose(seen, [[1.0, 1.0], [2.0, 2.0], [1.0, 1.0]])
-    (lowered,) = [lowered for lowered in lowering.CACHE._items.values() if lowered.program.eager_backward]
+    (lowered,) = [lowered for lowered in executables.CACHE._items.values() if lowered.program.eager_backward]
     assert lowered._compiled and not any(lowered.is_compiled(kind) for kind in lowered._compiled)
 
 
