@@ -52,7 +52,8 @@ class ForwardAccumulator:
     tf.Tensor(3.0, shape=(), dtype=float32)
 
     Differences from TensorFlow: a tangent whose shape is not its primal's raises ValueError here, where TF
-    accepts it and fails (or broadcasts) later.
+    accepts it and fails (or broadcasts) later. An op TF has no gradient for gets JAX's JVP (TF raises
+    LookupError), and `tf.sign(x)` a zero JVP (TF gives None: its gradient of Sign ignores the upstream one).
     """
 
     def __init__(self, primals: Any, tangents: Any):
