@@ -28,6 +28,7 @@ from jax.custom_derivatives import SymbolicZero
 
 from .context import CONTEXT
 from . import dispatch, tape as tape_lib
+from .convert import to_array
 from .gradient_tape import GradientTape
 from .registry import OpDef
 from .tensor import EagerTensor, Tensor
@@ -145,7 +146,9 @@ def _call(f: Callable, ops: dict[Any, OpDef], args: tuple, kwargs: dict) -> Any:
     if variables and not _accepts_variables(grad_fn):
         raise TypeError(_MISSING_VARIABLES_KEYWORD.format(variables=variables))
     flat_result, result_tree = _flatten(result)
-    outs = tuple(EagerTensor(r._value if isinstance(r, Tensor | Variable) else jnp.asarray(r)) for r in flat_result)
+    # a Python or numpy result converts by TF's rules (a Python float is float32, as in TF)
+    outs = tuple(EagerTensor(r._value if isinstance(r, Tensor | Variable) else jnp.asarray(to_array(r)))
+                 for r in flat_result)
     traced = any(isinstance(getattr(a, "_value", None), jax.core.Tracer) for a in flat_args)
     cells = _tensor_cells(f)
     traced = traced or any(isinstance(f.__closure__[i].cell_contents._value, jax.core.Tracer) for i in cells)
@@ -336,7 +339,8 @@ def _zero_if_none(grad: Any, primal: Any) -> Any:
 
 
 def _array(value: Any) -> Any:
-    return value._value if isinstance(value, Tensor | Variable) else jnp.asarray(value)
+    # TF's conversion rules (a Python float is float32), as numpy: this runs inside JAX traces
+    return value._value if isinstance(value, Tensor | Variable) else jnp.asarray(to_array(value, on_device=False))
 
 
 def _gradient_list(grads: Any) -> list[Any]:

@@ -410,3 +410,17 @@ def test_recompute_grad_is_the_functions_gradient_to_second_order(values):
     np.testing.assert_allclose(dw.numpy(), jax.grad(plain, 1)(x0, 1.5), rtol=1e-12)
     np.testing.assert_allclose(t2.gradient(s, x).numpy(),
                                jax.grad(lambda v: jnp.sum(jax.grad(plain)(v, 1.5)))(x0), rtol=1e-10, atol=1e-12)
+
+
+def test_a_python_number_result_is_float32_as_in_tf():
+    @tf.custom_gradient
+    def f(x):
+        return 3.0, lambda dy: dy * 2.0
+
+    x = tf.constant(1.0)
+    for _ in range(3):  # a first-seen structure, then a repeated one
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = f(x)
+        assert y.dtype == tf.float32 and y.numpy() == 3.0
+        assert tape.gradient(y, x).numpy() == 2.0
