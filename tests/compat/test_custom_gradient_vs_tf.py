@@ -8,6 +8,8 @@ import pytest
 
 import tapejax
 
+from .compare import assert_same
+
 tf_real = pytest.importorskip("tensorflow")
 pytestmark = pytest.mark.compat
 
@@ -501,29 +503,9 @@ SNIPPETS = [_none_from_grad_fn, _none_for_one_of_two_inputs, _none_for_a_variabl
             _second_order_keeps_the_rule_for_the_output]
 
 
-def _assert_same(got, expected, path="result"):
-    if expected is None:
-        assert got is None, f"{path}: TensorFlow gives None, tapejax {got!r}"
-    elif isinstance(expected, dict):
-        assert isinstance(got, dict) and got.keys() == expected.keys(), path
-        for k in expected:
-            _assert_same(got[k], expected[k], f"{path}[{k!r}]")
-    elif isinstance(expected, list | tuple):
-        assert type(got) is type(expected) and len(got) == len(expected), f"{path}: {got!r} vs {expected!r}"
-        for i, (g, e) in enumerate(zip(got, expected)):
-            _assert_same(g, e, f"{path}[{i}]")
-    elif isinstance(expected, str):
-        assert got == expected, f"{path}: {got!r} vs {expected!r}"
-    else:
-        assert got is not None, f"{path}: tapejax gives None, TensorFlow {expected!r}"
-        assert got.dtype.name == expected.dtype.name, path
-        assert tuple(got.shape) == tuple(expected.shape), path
-        np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-5, atol=1e-6, err_msg=path)
-
-
 @pytest.mark.parametrize("snippet", SNIPPETS, ids=lambda f: f.__name__.strip("_"))
 def test_custom_gradients_agree_with_tensorflow(snippet):
-    _assert_same(snippet(tapejax), snippet(tf_real))
+    assert_same(snippet(tapejax), snippet(tf_real))
 
 
 def _wrong_input_gradient_count(tf):

@@ -14,33 +14,14 @@ import pytest
 
 import tapejax
 
+from .compare import assert_same
+
 tf_real = pytest.importorskip("tensorflow")
 pytestmark = pytest.mark.compat
 
 
-def _assert_same(got, expected, path="result"):
-    if expected is None:
-        assert got is None, f"{path}: TensorFlow gives None, tapejax {got!r}"
-    elif isinstance(expected, dict):
-        assert isinstance(got, dict) and got.keys() == expected.keys(), path
-        for k in expected:
-            _assert_same(got[k], expected[k], f"{path}[{k!r}]")
-    elif isinstance(expected, list | tuple):
-        assert type(got).__name__ == type(expected).__name__ and len(got) == len(expected), \
-            f"{path}: {got!r} vs {expected!r}"
-        for i, (g, e) in enumerate(zip(got, expected)):
-            _assert_same(g, e, f"{path}[{i}]")
-    elif isinstance(expected, bool | int | float | str):
-        assert type(got) is type(expected) and got == expected, f"{path}: tapejax {got!r}, TensorFlow {expected!r}"
-    else:
-        assert got is not None, f"{path}: tapejax gives None, TensorFlow {expected!r}"
-        assert got.dtype.name == expected.dtype.name, f"{path}: {got.dtype.name} vs {expected.dtype.name}"
-        assert tuple(got.shape) == tuple(expected.shape), f"{path}: {got.shape} vs {expected.shape}"
-        np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-5, atol=1e-6, err_msg=path)
-
-
 def _agree(snippet):
-    _assert_same(snippet(tapejax), snippet(tf_real))
+    assert_same(snippet(tapejax), snippet(tf_real))
 
 
 # ---------------------------------------------------------------------------------------------------

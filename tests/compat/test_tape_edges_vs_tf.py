@@ -9,29 +9,10 @@ import pytest
 
 import tapejax
 
+from .compare import assert_same
+
 tf_real = pytest.importorskip("tensorflow")
 pytestmark = pytest.mark.compat
-
-
-def _assert_same(got, expected, path="result"):
-    if expected is None:
-        assert got is None, f"{path}: TensorFlow gives None, tapejax {got!r}"
-    elif isinstance(expected, dict):
-        assert isinstance(got, dict) and got.keys() == expected.keys(), path
-        for k in expected:
-            _assert_same(got[k], expected[k], f"{path}[{k!r}]")
-    elif isinstance(expected, list | tuple):
-        assert isinstance(got, list | tuple) and len(got) == len(expected), f"{path}: {got!r} vs {expected!r}"
-        assert isinstance(got, tuple) == isinstance(expected, tuple), f"{path}: {type(got)} vs {type(expected)}"
-        for i, (g, e) in enumerate(zip(got, expected)):
-            _assert_same(g, e, f"{path}[{i}]")
-    elif isinstance(expected, bool | int | float | str):
-        assert got == expected, f"{path}: {got!r} vs {expected!r}"
-    else:
-        assert got is not None, f"{path}: tapejax gives None, TensorFlow {expected!r}"
-        assert got.dtype.name == expected.dtype.name, path
-        assert tuple(got.shape) == tuple(expected.shape), path
-        np.testing.assert_allclose(np.asarray(got), np.asarray(expected), rtol=1e-5, atol=1e-6, err_msg=path)
 
 
 def _raises_as_tf(snippet, message_prefix=True):
@@ -98,7 +79,7 @@ def _dict_targets(tf):
 
 @pytest.mark.parametrize("case", list(SEEDS))
 def test_output_gradients_as_tf_reads_them(case):
-    _assert_same(SEEDS[case](tapejax), SEEDS[case](tf_real))
+    assert_same(SEEDS[case](tapejax), SEEDS[case](tf_real))
 
 
 SEED_ERRORS = {
@@ -129,7 +110,7 @@ def test_a_watched_output_gradient_is_differentiable():
             g = inner.gradient(y, x, output_gradients=seed)
         return g, outer.gradient(g, seed), outer.gradient(g, x)
 
-    _assert_same(run(tapejax), run(tf_real))
+    assert_same(run(tapejax), run(tf_real))
 
 
 # -- jacobians --------------------------------------------------------------------------------------------------
@@ -149,7 +130,7 @@ def _sequential(method, persistent):
 def test_sequential_jacobians_need_a_persistent_tape(method):
     error = _raises_as_tf(_sequential(method, persistent=False))
     assert "persistent=True" in str(error)
-    _assert_same(_sequential(method, True)(tapejax), _sequential(method, True)(tf_real))
+    assert_same(_sequential(method, True)(tapejax), _sequential(method, True)(tf_real))
 
 
 @pytest.mark.parametrize("method", ["jacobian", "batch_jacobian"])
@@ -164,7 +145,7 @@ def test_sequential_jacobians_inside_tf_function_on_a_non_persistent_tape(method
 
         return step(tf.constant([[1.0, 2.0], [3.0, 4.0]]))
 
-    _assert_same(run(tapejax), run(tf_real))
+    assert_same(run(tapejax), run(tf_real))
 
 
 def test_the_tape_survives_the_refusal():
@@ -179,7 +160,7 @@ def test_the_tape_survives_the_refusal():
             pass
         return t.gradient(y, x)
 
-    _assert_same(run(tapejax), run(tf_real))
+    assert_same(run(tapejax), run(tf_real))
 
 
 def _batch_jacobian_of(target_shape, source_shape):
@@ -221,9 +202,9 @@ def test_batch_jacobian_of_an_unconnected_source_is_zeros(dtypes, mode, use_pfor
         # tapejax, with one implementation, gives the answer TF's pfor path gives.
         with pytest.raises(tf_real.errors.InvalidArgumentError, match="TensorArray dtype"):
             snippet(tf_real)
-        _assert_same(snippet(tapejax), _batch_jacobian_unconnected(*dtypes, mode, True)(tf_real))
+        assert_same(snippet(tapejax), _batch_jacobian_unconnected(*dtypes, mode, True)(tf_real))
         return
-    _assert_same(snippet(tapejax), snippet(tf_real))
+    assert_same(snippet(tapejax), snippet(tf_real))
 
 
 @pytest.mark.parametrize("mode", ["none", "zero"])
@@ -236,7 +217,7 @@ def test_jacobian_of_an_unconnected_source(mode):
             y = x * 2.0
         return t.jacobian(y, [x, u], unconnected_gradients=mode), t.jacobian(y, u, experimental_use_pfor=False)
 
-    _assert_same(run(tapejax), run(tf_real))
+    assert_same(run(tapejax), run(tf_real))
 
 
 # -- singular linear systems ------------------------------------------------------------------------------------
@@ -292,7 +273,7 @@ LINALG_VALUES = {
 
 @pytest.mark.parametrize("case", list(LINALG_VALUES))
 def test_linalg_values_as_tf(case):
-    _assert_same(LINALG_VALUES[case](tapejax), LINALG_VALUES[case](tf_real))
+    assert_same(LINALG_VALUES[case](tapejax), LINALG_VALUES[case](tf_real))
 
 
 def test_gradient_through_solve_and_inv_as_tf():
@@ -302,7 +283,7 @@ def test_gradient_through_solve_and_inv_as_tf():
             y = tf.reduce_sum(tf.linalg.solve(a, [[1.0], [2.0]])) + tf.reduce_sum(tf.linalg.inv(a))
         return t.gradient(y, a)
 
-    _assert_same(run(tapejax), run(tf_real))
+    assert_same(run(tapejax), run(tf_real))
 
 
 # -- behaviours from TF's tape tests (backprop_test.py, parallel_for/gradients_test.py), as snippets --------------
@@ -667,7 +648,7 @@ TF_TESTS = [_two_targets_two_sources, _seed_list_for_a_target_list, _integer_gra
 
 @pytest.mark.parametrize("snippet", TF_TESTS, ids=lambda f: f.__name__.strip("_"))
 def test_tf_tape_behaviours(snippet):
-    _assert_same(snippet(tapejax), snippet(tf_real))
+    assert_same(snippet(tapejax), snippet(tf_real))
 
 
 def _second_call(tf):
@@ -775,7 +756,7 @@ def test_parallel_iterations_as_tf(method, use_pfor, parallel_iterations):
         if use_pfor:
             assert "parallel_iterations" in str(error.__cause__)
         return
-    _assert_same(run(tapejax), expected)
+    assert_same(run(tapejax), expected)
 
 
 @pytest.mark.xfail(strict=True, reason="a tf.function call is recorded as connected to all its float inputs: where "
@@ -793,4 +774,4 @@ def test_stop_gradient_inside_tf_function_is_none_by_default():
             y = h(x + 2.0)
         return g.gradient(y, x)
 
-    _assert_same(run(tapejax), run(tf_real))
+    assert_same(run(tapejax), run(tf_real))

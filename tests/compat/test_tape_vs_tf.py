@@ -9,6 +9,8 @@ import pytest
 
 import tapejax
 
+from .compare import assert_same
+
 tf_real = pytest.importorskip("tensorflow")
 pytestmark = pytest.mark.compat
 
@@ -204,29 +206,9 @@ SNIPPETS = [_intermediate_sources, _output_gradients, _variable_reads_with_assig
             _imag_of_a_real_tensor, _multiple_tapes]
 
 
-def _assert_same(got, expected, path="result"):
-    if expected is None:
-        assert got is None, f"{path}: TensorFlow gives None, tapejax {got!r}"
-    elif isinstance(expected, dict):
-        assert isinstance(got, dict) and got.keys() == expected.keys(), path
-        for k in expected:
-            _assert_same(got[k], expected[k], f"{path}[{k!r}]")
-    elif isinstance(expected, list | tuple):
-        assert type(got) is type(expected) and len(got) == len(expected), f"{path}: {got!r} vs {expected!r}"
-        for i, (g, e) in enumerate(zip(got, expected)):
-            _assert_same(g, e, f"{path}[{i}]")
-    elif isinstance(expected, str):
-        assert got == expected, path
-    else:
-        assert got is not None, f"{path}: tapejax gives None, TensorFlow {expected!r}"
-        assert got.dtype.name == expected.dtype.name, path
-        assert tuple(got.shape) == tuple(expected.shape), path
-        np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-5, atol=1e-6, err_msg=path)
-
-
 @pytest.mark.parametrize("snippet", SNIPPETS, ids=lambda f: f.__name__.strip("_"))
 def test_gradients_agree_with_tensorflow(snippet):
-    _assert_same(snippet(tapejax), snippet(tf_real))
+    assert_same(snippet(tapejax), snippet(tf_real))
 
 
 @pytest.mark.parametrize("error_case", ["second_call", "watch_float", "stop_recording_outside", "no_gradient"])
