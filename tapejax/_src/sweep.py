@@ -11,28 +11,36 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from . import caches
-from .deferred import resolve
+from .deferred import Pending
 from .lowering import Slice, Step
 
-# (op, params, multiple, batched) -> jitted `(inputs, output cotangents) -> input cotangents`.
+# (op, params, multiple, batched, wrt) -> jitted `(inputs, output cotangents) -> cotangents of the inputs in wrt`.
 _OP_VJPS = caches.Memo("per-op VJPs of the eager sweep (sweep.py)", 1024)
 
 
-def _op_vjp(step: Step, batched: bool) -> Callable[..., Any]:
-    key = (step.op, step.params, step.multiple, batched)
+def _op_vjp(step: Step, batched: bool, wrt: tuple[bool, ...]) -> Callable[..., Any]:
+    """The VJP of the step's op with respect to the inputs flagged in `wrt` only: the others (captured constants,
+    absent inputs) are closed over. Under a jacobian's basis (`batched`), a cotangent for a constant would be one
+    array of the constant's size per basis row, which XLA cannot drop here as it does inside one jit: a 2000x2000
+    matrix times a 2000-row basis is 32 GB."""
+    key = (step.op, step.params, step.multiple, batched, wrt)
     fn = _OP_VJPS.get(key)
     if fn is None:
         f = functools.partial(step.op.impl, **dict(step.params))
 
         def vjp(inputs: Sequence[Any], cts: Sequence[Any]) -> tuple[Any, ...]:
-            outs, pullback = jax.vjp(f, *inputs)
+            def g(*perturbed: Any) -> Any:
+                it = iter(perturbed)
+                return f(*[next(it) if w else x for w, x in zip(wrt, inputs)])
+
+            outs, pullback = jax.vjp(g, *[x for w, x in zip(wrt, inputs) if w])
             if step.multiple:
                 seeds = type(outs)(_zero_cotangent(o) if c is None else c for o, c in zip(outs, cts))
             else:
@@ -45,6 +53,38 @@ def _op_vjp(step: Step, batched: bool) -> Callable[..., Any]:
         # is swept the same way: compiling its VJP would cost one compile per nesting level of tapes.
         fn = _OP_VJPS[key] = jax.jit(vjp) if step.op.jit else vjp
     return fn
+
+
+class _Plan(NamedTuple):
+    """A program's backward walk, worked out once per program (a structure that repeats reuses it)."""
+
+    program: Any
+    steps: tuple  # reversed: (step, base slot, output slots, input slots that take a cotangent, their VJP)
+
+
+# id(program) -> _Plan (the structure memo hands back the same Program object for a repeated structure)
+_PLANS = caches.Memo("backward walks of the eager sweep (sweep.py)", 256)
+
+
+def _plan(program: Any, batched: bool) -> _Plan:
+    key = (id(program), batched)
+    plan = _PLANS.get(key)
+    if plan is not None and plan.program is program:
+        return plan
+    n_leaves, first_out = program.n_leaves, program.first_output
+    walk = []
+    base = first_out
+    for step in program.steps:
+        wrt = tuple([0 <= slot < n_leaves or slot >= first_out for slot in step.ins])
+        slots = tuple([slot for slot, w in zip(step.ins, wrt) if w])
+        if step.op.backward is None:
+            walk.append((step, base, range(base, base + step.n_out), slots, _op_vjp(step, batched, wrt)))
+        else:  # a custom gradient's eager rule takes and returns every input
+            walk.append((step, base, range(base, base + step.n_out), step.ins, None))
+        base += step.n_out
+    walk.reverse()
+    plan = _PLANS[key] = _Plan(program, tuple(walk))
+    return plan
 
 
 def _zero_cotangent(primal: Any) -> Any:
@@ -79,23 +119,20 @@ def sweep(sl: Slice, leaf_vals: Sequence[Any], seeds: Sequence[Any], groups: Seq
 
     for slot, seed in zip(program.outputs, seeds):
         accumulate(slot, seed)
-    bases = []
-    n = first_out
-    for step in program.steps:
-        bases.append(n)
-        n += step.n_out
-    for step, base, inputs in zip(reversed(program.steps), reversed(bases), reversed(sl.step_inputs)):
+    pop = ct.pop
+    for (step, base, outs, slots, vjp), inputs in zip(_plan(program, batched).steps, reversed(sl.entries)):
         for slot, leaf in step.adds:  # a source produced inside the slice: y + 0, so its leaf gets y's cotangent
             if slot in ct:
                 accumulate(leaf, ct[slot])
-        cts = [ct.pop(s, None) for s in range(base, base + step.n_out)]
+        cts = [pop(s, None) for s in outs]
         if all(c is None for c in cts):
             continue
-        if step.op.backward is None:
-            in_cts = _op_vjp(step, batched)([resolve(v) for v in inputs], cts)
+        inputs = [v.value() if type(v) is Pending else v for v in inputs.in_vals]
+        if vjp is not None:
+            in_cts = vjp(inputs, cts)
         else:  # a custom gradient: grad_fn runs on concrete values, not jitted, as TF runs it (OpDef.backward)
-            in_cts = step.op.backward([resolve(v) for v in inputs], cts, batched)
-        for slot, c in zip(step.ins, in_cts):
+            in_cts = step.op.backward(inputs, cts, batched)
+        for slot, c in zip(slots, in_cts):
             if 0 <= slot < n_leaves or slot >= first_out:
                 if c is None:  # TF's None: nothing flows on along this path (other paths still add up)
                     stopped = True
