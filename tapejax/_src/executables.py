@@ -3,12 +3,15 @@
 A speed layer over the plain path (lowering.replay_fn, and the eager sweep for a first-seen structure): a structure
 seen once runs without compiling; a structure that repeats runs one cached XLA executable, which also returns the
 values of the deferred ops still alive (deferred.py), so a training step's forward pass and gradient are one
-dispatch. In checking mode (checking.py) every compiled run is compared with the plain path.
+dispatch. `Policy` decides when a compile pays back (DESIGN invariant 12): never for a program over its size bound,
+and for a large one only after enough runs. In checking mode (checking.py) every compiled run is compared with the
+plain path.
 """
 
 from __future__ import annotations
 
 import collections
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -18,12 +21,57 @@ from . import caches, checking, deferred
 from .lowering import Program, replay_fn
 
 
+class Policy:
+    """When compiling a structure pays back: a size bound and a history bound, from a cost model (measured on the
+    CI machine, 2 cores, for chains of 1 to 2,000 ops and their gradient; docs/design.md, "When to compile").
+
+    XLA's compile of a gradient costs about `compile_s_per_step` per step of the program (it grows with the
+    program: a 20,000-op chain took 65 s), while the compiled run saves about `saved_s_per_step` per step and run
+    over the op-by-op path (the eager sweep). So:
+
+    - size bound: a program of more than `max_steps` steps is never compiled eagerly: its compile alone would stall
+      for many seconds (minutes at 20,000 steps) to save milliseconds per run. It runs op by op every time.
+    - history bound: a structure is compiled on its `min_runs(n)`-th run. The first `free_compile_s` of a compile
+      are granted to any structure that repeats (a small training step: its compile is a short stall once, and it
+      runs for many steps); the rest must already have been paid by the op-by-op runs of this structure (ski
+      rental: whatever the future holds, the total cost is at most twice the best choice made in hindsight).
+
+    A program with no op-by-op path (hessian, hvp, jvp and forward-mode jacobians) compiles at once below the size
+    bound (the un-jitted transformation compiles each primitive, and costs more), and runs un-jitted above it.
+    The attributes are knobs for tests and benchmarks, not API.
+    """
+
+    compile_s_per_step = 3e-3
+    saved_s_per_step = 5e-5
+    free_compile_s = 0.5
+    max_steps = 2000
+
+    def min_runs(self, n_steps: int) -> int:
+        """The run of a structure of `n_steps` steps on which it is compiled (2: as soon as it repeats)."""
+        beyond = n_steps * self.compile_s_per_step - self.free_compile_s
+        if beyond <= 0:
+            return 2
+        return 1 + math.ceil(beyond / (n_steps * self.saved_s_per_step))
+
+    def decide(self, n_steps: int, runs: int, has_eager: bool) -> str | None:
+        """None to compile now, or why not: "size" (over the size bound) or "history" (not run often enough)."""
+        if n_steps > self.max_steps:
+            return "size"
+        if has_eager and runs < self.min_runs(n_steps):
+            return "history"
+        return None
+
+
+POLICY = Policy()
+
+
 class Lowered:
     """A program's replay function and its JAX transformations, compiled once the structure repeats."""
 
-    __slots__ = ("program", "replay", "forward_replay", "_transforms", "_compiled", "_memo", "_always_eager")
+    __slots__ = ("program", "replay", "forward_replay", "_transforms", "_compiled", "_memo", "_always_eager",
+                 "_runs", "_stats")
 
-    def __init__(self, program: Program):
+    def __init__(self, program: Program, stats: collections.Counter | None = None):
         self.program = program
         self.replay = replay_fn(program)
         self.forward_replay = replay_fn(program, forward=True) if not program.forward_ok else self.replay
@@ -34,6 +82,8 @@ class Lowered:
         # TF runs a custom gradient's grad_fn eagerly, on concrete values (it may print, branch on values, call
         # numpy, return None): such a program is never compiled when it runs eagerly, only traced inline.
         self._always_eager = program.eager_backward
+        self._runs: dict[Any, int] = {}  # kind -> eager runs so far (the history bound's count)
+        self._stats = stats if stats is not None else collections.Counter()
 
     def memo(self, key: Any, make: Callable[[], Any]) -> Any:
         """A value derived from this structure (e.g. the OpDef a call is recorded under), made once."""
@@ -54,11 +104,12 @@ class Lowered:
             eager: Callable[[], Any] | None = None, apps: Sequence[deferred.Application | None] = ()) -> Any:
         """Runs a transformation: through one cached `jax.jit` executable once the structure repeats.
 
-        The first time, `eager()` computes the answer without a structure-specific executable (sweep.py: op by
-        op, each op's VJP an executable shared by every structure that uses the op). Without `eager`, the
-        transformation compiles at once: evaluating a vmapped or nested transformation op by op would compile
-        more small executables than the one jit does (measured in docs/design.md). A program with a step that
-        has an eager rule (OpDef.backward: a custom gradient) takes `eager()` every time.
+        Until `POLICY` says that compiling pays back, `eager()` computes the answer without a structure-specific
+        executable (sweep.py: op by op, each op's VJP an executable shared by every structure that uses the op).
+        Without `eager`, the transformation compiles at once: evaluating a vmapped or nested transformation op by
+        op would compile more small executables than the one jit does (measured in docs/design.md); over the
+        size bound it runs un-jitted. A program with a step that has an eager rule (OpDef.backward: a custom
+        gradient) takes `eager()` every time.
 
         `apps` are the steps' deferred applications (deferred.py). A compiled run also returns the values of
         those whose tensors are alive and fills them in: forward pass and derivative in one dispatch. Any other
@@ -70,16 +121,24 @@ class Lowered:
             # inside an outer jax trace (tf.function): inline, the outer jit compiles it
             deferred.compute_all(apps)
             return self.transform(kind, build)(leaves, consts, extras)
-        if eager is not None and (kind not in self._compiled or self._always_eager):
-            self._compiled[kind] = None
-            deferred.compute_all(apps)
-            return eager()
-        wanted = deferred.wanted(apps)
         executables = self._compiled.get(kind)
+        if not executables:  # not compiled yet: does compiling pay back now?
+            if eager is not None and self._always_eager:
+                why: str | None = "custom gradient"
+            else:
+                runs = self._runs[kind] = self._runs.get(kind, 0) + 1
+                why = POLICY.decide(len(self.program.steps), runs, eager is not None)
+            if why is not None:
+                self._stats[f"eager: {why}"] += 1
+                self._compiled[kind] = None
+                deferred.compute_all(apps)
+                return eager() if eager is not None else self.transform(kind, build)(leaves, consts, extras)
+        wanted = deferred.wanted(apps)
         if executables is None:
             executables = self._compiled[kind] = {}
         compiled = executables.get(wanted)
         if compiled is None:
+            self._stats["compiled"] += 1
             compiled = executables[wanted] = self._jit(kind, build, len(leaves), len(consts), wanted)
         fn, spans = compiled
         outs = fn(*flat)
@@ -144,12 +203,15 @@ class Cache:
         self.name = name
         self.maxsize = maxsize
         self._items: collections.OrderedDict[Any, Lowered] = collections.OrderedDict()
+        # What the compile policy decided, run by run: "compiled" (an executable made), "eager: size", "eager:
+        # history", "eager: custom gradient" (runs without one). Cleared with the cache.
+        self.stats: collections.Counter = collections.Counter()
 
     def get(self, program: Program, avals: Any) -> Lowered:
         key = (program, avals)
         lowered = self._items.get(key)
         if lowered is None:
-            lowered = self._items[key] = Lowered(program)
+            lowered = self._items[key] = Lowered(program, self.stats)
             if len(self._items) > self.maxsize:
                 self._items.popitem(last=False)
         else:
@@ -158,6 +220,7 @@ class Cache:
 
     def clear(self) -> None:
         self._items.clear()
+        self.stats.clear()
 
     def __len__(self) -> int:
         return len(self._items)
