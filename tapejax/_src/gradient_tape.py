@@ -14,7 +14,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from . import debugging, errors, logs, tape as tape_lib, tape_arguments, transforms
+from . import chunks, debugging, errors, logs, tape as tape_lib, tape_arguments, transforms
 from .problem import Problem, abstract, is_float
 from .tape_arguments import UnconnectedGradients, unconnected_mode as _as_mode
 from .tensor import EagerTensor, Tensor
@@ -200,11 +200,15 @@ class GradientTape:
         it never retraces and never warns about retracing.
 
         Args:
-          parallel_iterations: if set, the vectorised map runs in chunks of this many rows, bounding memory; the
-            answer does not depend on it.
+          parallel_iterations: how many rows are computed at once, as in TF. By default all of them, vectorised,
+            unless that would need more than about 1 GiB: then as many as fit (chunks.py). Memory is the result
+            plus one chunk's intermediates; the answer does not depend on it.
           experimental_use_pfor: False raises RuntimeError on a non-persistent tape outside tf.function, as in TF
             (whose sequential fallback calls `gradient` once per row); otherwise the answer does not depend on it:
             there is one, vectorised, implementation. TF's checks of `parallel_iterations` for each are kept.
+
+        Raises:
+          ResourceExhaustedError: if the rows computed at once do not fit in memory (pass `parallel_iterations`).
         """
         mode = _as_mode(unconnected_gradients)
         self._live_tape()
@@ -216,16 +220,20 @@ class GradientTape:
         results: list[Any] = [None] * len(flat_sources)
         if problem.is_connected:
             groups = problem.connected_groups
-            chunk = None if parallel_iterations is None else int(parallel_iterations)
-            source_size = sum(problem.leaf_vals[g[0]].size for g in groups)
-            forward = source_size < abstract(target).size and problem.slice.program.forward_ok
+            out = abstract(target)
+            sizes = [problem.leaf_vals[g[0]].size for g in groups]
+            forward = sum(sizes) < out.size and problem.slice.program.forward_ok
+            rows = max(sizes) if forward else out.size  # forward mode maps over each source's basis in turn
+            per_row = chunks.row_bytes(problem.slice.entries, out, [problem.leaf_vals[g[0]] for g in groups])
+            chunk = chunks.chunk_size(rows, per_row, parallel_iterations)
             if forward:
                 kind, build = ("jacfwd", groups, chunk), transforms.jacobian_fwd_builder(groups, chunk)
                 eager = None
             else:
                 kind, build = ("jacrev", groups, chunk), transforms.jacobian_rev_builder(groups, chunk)
-                eager = None if chunk is not None else lambda: self._jacobian_sweep(problem, target)
-            results = problem.per_source(problem.run(kind, build, eager=eager))
+                eager = lambda: chunks.jacobian_sweep(problem, out, chunk)  # noqa: E731
+            results = problem.per_source(chunks.guard("jacobian", rows, per_row, chunk,
+                                                      lambda: problem.run(kind, build, eager=eager)))
         self._end_differentiation()
         out = [_unconnected(s, r, mode, lambda s=s: tuple(target.shape) + tuple(s.shape))
                for s, r in zip(flat_sources, results)]
@@ -245,11 +253,13 @@ class GradientTape:
         Computed as TF does (the VJP of each non-batch element of the target, summed over the batch), so it
         assumes, without checking, that batch elements are independent, and gives TF's answer when they are not.
         As in TF, an unconnected source gives zeros (of the target's dtype) even with the default
-        `unconnected_gradients='none'`; `experimental_use_pfor` is read as `jacobian` reads it.
+        `unconnected_gradients='none'`; `experimental_use_pfor` and `parallel_iterations` (rows computed at
+        once, chunked automatically to bound memory) are read as `jacobian` reads them.
 
         Raises:
           IndexError, ValueError: as TF, for a scalar target, for a target or source of rank below 2, and for
             first dimensions that differ.
+          ResourceExhaustedError: if the rows computed at once do not fit in memory (pass `parallel_iterations`).
         """
         mode = _as_mode(unconnected_gradients)
         self._live_tape()
@@ -265,10 +275,13 @@ class GradientTape:
         result = None
         if problem.is_connected:
             groups = problem.connected_groups
-            chunk = None if parallel_iterations is None else int(parallel_iterations)
-            eager = None if chunk is not None else lambda: self._batch_jacobian_sweep(problem, target)
-            (result,) = problem.run(("batch_jacobian", groups, chunk),
-                                    transforms.batch_jacobian_builder(groups, chunk), eager=eager)
+            out = abstract(target)
+            rows = out.size // out.shape[0] if out.shape[0] else 0
+            per_row = chunks.row_bytes(problem.slice.entries, out, [problem.leaf_vals[g[0]] for g in groups])
+            chunk = chunks.chunk_size(rows, per_row, parallel_iterations)
+            (result,) = chunks.guard("batch_jacobian", rows, per_row, chunk, lambda: problem.run(
+                ("batch_jacobian", groups, chunk), transforms.batch_jacobian_builder(groups, chunk),
+                eager=lambda: chunks.batch_jacobian_sweep(problem, out, chunk)))
         self._end_differentiation()
         if result is None and mode is UnconnectedGradients.NONE:
             # TF's batch_jacobian ignores 'none' here: zeros, of the target's dtype (of the source's for 'zero').
@@ -331,18 +344,6 @@ class GradientTape:
         self._end_differentiation()
         out = [_unconnected(s, r, UnconnectedGradients.ZERO) for s, r in zip(flat_sources, results)]
         return jax.tree_util.tree_unflatten(source_tree, out)
-
-    @staticmethod
-    def _jacobian_sweep(problem: Problem, target: Tensor | Variable) -> tuple:
-        out = abstract(target)
-        rows = problem.sweep([transforms.basis(out.shape, out.dtype)], batched=True)
-        return tuple(r.reshape(out.shape + r.shape[1:]) for r in rows)
-
-    @staticmethod
-    def _batch_jacobian_sweep(problem: Problem, target: Tensor | Variable) -> tuple:
-        out = abstract(target)
-        (rows,) = problem.sweep([transforms.batch_basis(out.shape, out.dtype)], batched=True)
-        return (transforms.batch_rows(rows, out.shape),)
 
     def _explain_nones(self, tape: tape_lib.Tape, targets: _Flat, sources: _Flat, results: list) -> None:
         """Keeps (and, in warning mode, logs) why each None gradient is None, before a free drops the trace."""

@@ -27,17 +27,24 @@ def _sum(values: Any) -> Any:
     return total
 
 
-def basis(shape: tuple[int, ...], dtype: Any) -> jax.Array:
-    """The standard basis of a tensor space, stacked: shape (n,) + shape."""
+def basis(shape: tuple[int, ...], dtype: Any, start: int = 0, count: int | None = None) -> jax.Array:
+    """Rows `start` to `start + count` of the standard basis of a tensor space, stacked: shape (count,) + shape
+    (rows past the last are zeros: a last chunk padded to the chunk's size)."""
     n = math.prod(shape)
-    return jnp.eye(n, dtype=dtype).reshape((n, *shape))
+    count = n if count is None else count
+    return jnp.eye(count, n, k=start, dtype=dtype).reshape((count, *shape))
 
 
-def batch_basis(shape: tuple[int, ...], dtype: Any) -> jax.Array:
+def batch_basis(shape: tuple[int, ...], dtype: Any, start: int = 0, count: int | None = None) -> jax.Array:
     """Cotangents for a batch jacobian: element j of the non-batch target shape, for every batch row at once:
-    shape (m, batch) + shape[1:], m the number of non-batch elements."""
-    unit = basis(shape[1:], dtype)
+    shape (count, batch) + shape[1:], for j from `start` (count: all m non-batch elements)."""
+    unit = basis(shape[1:], dtype, start, count)
     return jnp.broadcast_to(unit[:, None], (unit.shape[0], *shape))
+
+
+def _unit(i: Any, shape: tuple[int, ...], dtype: Any) -> jax.Array:
+    """Basis vector `i` (traced), so that a chunked map never holds the whole basis."""
+    return (jnp.arange(math.prod(shape)) == i).astype(dtype).reshape(shape)
 
 
 def batch_rows(rows: jax.Array, target_shape: tuple[int, ...]) -> jax.Array:
@@ -46,11 +53,12 @@ def batch_rows(rows: jax.Array, target_shape: tuple[int, ...]) -> jax.Array:
     return rows.reshape((target_shape[0], *target_shape[1:], *rows.shape[2:]))
 
 
-def _map(fn: Callable, xs: Any, chunk: int | None) -> Any:
-    """`vmap(fn)(xs)`, or in chunks of `chunk` rows when memory must be bounded (TF's parallel_iterations)."""
+def _map(fn: Callable, n: int, chunk: int | None) -> Any:
+    """`vmap(fn)` over the row indices 0..n-1, or in chunks of `chunk` rows when memory must be bounded (TF's
+    parallel_iterations: chunks.py): memory is then the result and one chunk's intermediates."""
     if chunk is None:
-        return jax.vmap(fn)(xs)
-    return jax.lax.map(fn, xs, batch_size=chunk)
+        return jax.vmap(fn)(jnp.arange(n))
+    return jax.lax.map(fn, jnp.arange(n), batch_size=chunk)
 
 
 def _tangents(leaves: Sequence[Any], groups: Groups, per_group: Sequence[Any]) -> list[Any]:
@@ -85,7 +93,7 @@ def jacobian_rev_builder(groups: Groups, chunk: int | None) -> Build:
     def build(replay: Callable) -> Callable:
         def fn(leaves: Sequence[Any], consts: Sequence[Any], extras: Sequence[Any]) -> tuple[Any, ...]:
             (out,), pullback = jax.vjp(lambda *xs: replay(xs, consts), *leaves)
-            rows = _map(lambda ct: pullback([ct]), basis(out.shape, out.dtype), chunk)
+            rows = _map(lambda i: pullback([_unit(i, out.shape, out.dtype)]), out.size, chunk)
             return tuple(jnp.conj(_sum(rows[i] for i in g)).reshape(out.shape + leaves[g[0]].shape)
                          for g in groups)
 
@@ -109,7 +117,7 @@ def jacobian_fwd_builder(groups: Groups, chunk: int | None) -> Build:
                     per_group = [t if j == k else None for j in range(len(groups))]
                     return jax.jvp(f, tuple(leaves), tuple(_tangents(leaves, groups, per_group)))[1]
 
-                columns = _map(column, basis(shape, leaves[g[0]].dtype), chunk)  # (n,) + target shape
+                columns = _map(lambda i: column(_unit(i, shape, leaves[g[0]].dtype)), math.prod(shape), chunk)
                 target_shape = columns.shape[1:]
                 results.append(jnp.moveaxis(columns, 0, -1).reshape(target_shape + shape))
             return tuple(results)
@@ -126,7 +134,10 @@ def batch_jacobian_builder(groups: Groups, chunk: int | None) -> Build:
     def build(replay: Callable) -> Callable:
         def fn(leaves: Sequence[Any], consts: Sequence[Any], extras: Sequence[Any]) -> tuple[Any, ...]:
             (out,), pullback = jax.vjp(lambda *xs: replay(xs, consts), *leaves)
-            rows = _map(lambda ct: pullback([ct]), batch_basis(out.shape, out.dtype), chunk)
+            def row(i: Any) -> Any:  # element i of the non-batch shape, for every batch row
+                return pullback([jnp.broadcast_to(_unit(i, out.shape[1:], out.dtype), out.shape)])
+
+            rows = _map(row, math.prod(out.shape[1:]), chunk)
             return tuple(batch_rows(jnp.conj(_sum(rows[i] for i in g)), out.shape) for g in groups)
 
         return fn
