@@ -104,8 +104,11 @@ def guard(method: str, rows: int, per_row: int, chunk: int | None, run: Callable
         if not _out_of_memory(e):
             raise
         at_once = f"all {rows} rows at once" if chunk is None else f"{chunk} of its {rows} rows at a time"
-        smaller = max(1, (chunk or rows) // 4)
+        if (chunk or rows) > 1:
+            advice = (f"Pass a smaller `parallel_iterations` to compute fewer rows at once, e.g. "
+                      f"tape.{method}(..., parallel_iterations={max(1, (chunk or rows) // 4)}).")
+        else:
+            advice = "A single row does not fit: the computation is too large for this device's memory."
         raise errors.ResourceExhaustedError(None, None, (
-            f"OOM: GradientTape.{method} ran out of memory computing {at_once} (about {per_row / 2**20:,.1f} MiB "
-            f"per row at most). Pass a smaller `parallel_iterations` to compute fewer rows at once, e.g. "
-            f"tape.{method}(..., parallel_iterations={smaller}). ({e})")) from e
+            f"OOM: GradientTape.{method} ran out of memory computing {at_once} (at most about "
+            f"{per_row / 2**20:,.1f} MiB per row). {advice} ({e})")) from e

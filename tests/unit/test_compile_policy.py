@@ -1,0 +1,134 @@
+"""When the executable cache compiles (executables.Policy): never over the size bound, and a large structure only once
+its op-by-op runs have paid for the compile (DESIGN invariants 5 and 12). The decisions are read from the cache's
+counters, never from wall time; the answers are checked against JAX whichever way they were computed."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import tapejax as tf
+from tapejax._src import checking, executables
+
+W0 = np.linspace(-1.0, 1.0, 8, dtype=np.float32)
+
+
+def _chain(lib, h, n_ops):
+    tanh = jnp.tanh if lib is jnp else tf.tanh
+    for i in range(n_ops):
+        h = tanh(h) if i % 2 == 0 else h * 1.5
+    return jnp.sum(h) if lib is jnp else tf.reduce_sum(h)
+
+
+def _gradient_step(w, n_ops):
+    with tf.GradientTape() as tape:
+        loss = _chain(tf, w, n_ops)
+    return loss.numpy(), tape.gradient(loss, w).numpy()
+
+
+@pytest.fixture
+def policy(monkeypatch):
+    executables.CACHE.clear()
+    yield executables.POLICY
+    executables.CACHE.clear()
+
+
+def _expected(n_ops):
+    return jax.value_and_grad(lambda h: _chain(jnp, h, n_ops))(jnp.asarray(W0))
+
+
+def test_a_program_over_the_size_bound_is_never_compiled(policy):
+    # The default bound, on a program just over it: every run takes the op-by-op sweep, none compiles.
+    n_ops = policy.max_steps + 1
+    w = tf.Variable(W0)
+    loss, grad = _expected(n_ops)
+    for run in range(3):
+        got_loss, got_grad = _gradient_step(w, n_ops)
+        np.testing.assert_allclose(got_loss, loss, rtol=1e-5)
+        np.testing.assert_allclose(got_grad, grad, rtol=1e-4, atol=1e-6)
+        assert executables.CACHE.stats == {"eager: size": run + 1}
+
+
+def test_a_small_structure_compiles_when_it_repeats(policy):
+    w = tf.Variable(W0)
+    assert policy.min_runs(11) == 2  # a 10-op chain and its sum: a small training step
+    _gradient_step(w, 10)
+    assert executables.CACHE.stats == {"eager: history": 1}
+    for _ in range(3):
+        _gradient_step(w, 10)
+    assert executables.CACHE.stats == {"eager: history": 1, "compiled": 1}
+
+
+def test_a_larger_structure_compiles_on_the_run_that_pays_for_it(policy, monkeypatch):
+    # 16 steps at 62.5 ms each: a 1 s compile, 0.25 s of it granted; each op-by-op run costs 16 * 15.625 ms =
+    # 0.25 s more than a compiled one: three such runs pay the remaining 0.75 s, and the fourth run compiles.
+    monkeypatch.setattr(policy, "compile_s_per_step", 0.0625)
+    monkeypatch.setattr(policy, "free_compile_s", 0.25)
+    monkeypatch.setattr(policy, "saved_s_per_step", 0.015625)
+    n_ops = 15  # with the sum: 16 steps
+    assert policy.min_runs(16) == 1 + 3
+    w = tf.Variable(W0)
+    loss, grad = _expected(n_ops)
+    for run in range(1, 6):
+        got_loss, got_grad = _gradient_step(w, n_ops)
+        np.testing.assert_allclose(got_loss, loss, rtol=1e-5)
+        np.testing.assert_allclose(got_grad, grad, rtol=1e-5)
+        eager = min(run, 3)
+        assert executables.CACHE.stats == ({"eager: history": eager, "compiled": 1} if run > 3
+                                           else {"eager: history": eager})
+
+
+def test_the_history_bound_grows_with_size_until_the_size_bound():
+    policy = executables.Policy()
+    runs = [policy.min_runs(n) for n in (1, 10, 100, 300, 1000, policy.max_steps)]
+    assert runs == sorted(runs) and runs[0] == 2 and runs[-1] > 2
+    for n in (300, 1000, policy.max_steps):  # the op-by-op runs before the compile have paid for its cost
+        paid = (policy.min_runs(n) - 1) * n * policy.saved_s_per_step
+        assert paid >= n * policy.compile_s_per_step - policy.free_compile_s
+    assert policy.decide(policy.max_steps + 1, 10**9, True) == "size"
+
+
+def test_without_an_op_by_op_path_a_program_over_the_size_bound_runs_uncompiled(policy, monkeypatch):
+    # Forward mode and hessians have no eager sweep: below the bound they compile at once, above it they run the
+    # un-jitted transformation (what the checking mode compares with).
+    x0 = np.array([0.3, -0.7], np.float32)
+
+    def hessian():
+        x = tf.constant(x0)
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = tf.reduce_sum(tf.tanh(x) * tf.sin(x))
+        return tape.hessian(y, x).numpy()
+
+    expected = jax.hessian(lambda v: jnp.sum(jnp.tanh(v) * jnp.sin(v)))(jnp.asarray(x0))
+    np.testing.assert_allclose(hessian(), expected, rtol=1e-5)
+    assert executables.CACHE.stats == {"compiled": 1}
+    executables.CACHE.clear()
+    monkeypatch.setattr(policy, "max_steps", 2)
+    np.testing.assert_allclose(hessian(), expected, rtol=1e-5)
+    np.testing.assert_allclose(hessian(), expected, rtol=1e-5)
+    assert executables.CACHE.stats == {"eager: size": 2}
+
+
+def test_the_checking_mode_still_checks_what_the_policy_compiles(policy, monkeypatch):
+    w = tf.Variable(W0)
+    monkeypatch.setattr(checking.FLAG, "on", True)
+    for _ in range(3):
+        _gradient_step(w, 10)  # checked against the plain path: no CheckError
+    assert executables.CACHE.stats["compiled"] == 1
+    (lowered,) = executables.CACHE._items.values()
+    (kind,) = [k for k in lowered._compiled if lowered.is_compiled(k)]
+    def wrong(fn):
+        def run(*xs):
+            outs = list(fn(*xs))
+            outs[0] = outs[0] * 2  # the gradient (the transformation's outputs come first)
+            return outs
+
+        return run
+
+    for wanted, (fn, spans) in list(lowered._compiled[kind].items()):  # a wrong executable is caught
+        lowered._compiled[kind][wanted] = (wrong(fn), spans)
+    with pytest.raises(checking.CheckError, match="executable cache"):
+        _gradient_step(w, 10)
