@@ -1,6 +1,13 @@
-"""What a step costs before it is fast (compiling it) and what a persistent tape holds (memory)."""
+"""What a step costs before it is fast (compiling it) and what a persistent tape holds (memory); what a jacobian's
+peak memory is and what a long eager chain costs run by run (bounded compile and memory), against TensorFlow."""
 
 from __future__ import annotations
+
+import os
+import pathlib
+import subprocess
+import sys
+import textwrap
 
 import jax
 import jax.numpy as jnp
@@ -75,4 +82,105 @@ def tape_memory(quick: bool) -> list[str]:
     return rows
 
 
+_ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+_PREAMBLE = textwrap.dedent("""
+    import sys, time
+    import numpy as np
+    if sys.argv[1] == "tf":
+        import tensorflow as tf
+    else:
+        import tapejax as tf
+
+    def peak_mib():  # peak resident memory of this process: XLA's and TF's CPU buffers are part of it
+        for line in open("/proc/self/status"):
+            if line.startswith("VmHWM"):
+                return int(line.split()[1]) / 1024
+        return float("nan")
+""")
+
+_JACOBIAN_SCRIPT = _PREAMBLE + textwrap.dedent("""
+    n = int(sys.argv[2])
+    rng = np.random.default_rng(0)
+    a0 = rng.normal(size=(n, n)).astype(np.float32)
+    a, x = tf.constant(a0), tf.Variable(rng.normal(size=(n,)).astype(np.float32))
+    before = peak_mib()
+    times = []
+    for _ in range(2):
+        start = time.perf_counter()
+        with tf.GradientTape() as tape:
+            y = tf.linalg.matvec(a, x)
+        j = tape.jacobian(y, x).numpy()
+        times.append(time.perf_counter() - start)
+    assert np.allclose(j, a0)
+    print(before, peak_mib(), *times)
+""")
+
+_CHAIN_SCRIPT = _PREAMBLE + textwrap.dedent("""
+    n = int(sys.argv[2])
+    w = tf.Variable(np.linspace(-1.0, 1.0, 64, dtype=np.float32))
+    times = []
+    for _ in range(2):
+        start = time.perf_counter()
+        with tf.GradientTape() as tape:
+            h = w
+            for i in range(n):
+                h = tf.tanh(h) if i % 2 == 0 else h * 1.5
+            loss = tf.reduce_sum(h)
+        tape.gradient(loss, w).numpy()
+        times.append(time.perf_counter() - start)
+    print(*times)
+""")
+
+
+def _run(script: str, lib: str, *args: object) -> list[float] | None:
+    """The numbers a script prints, run in a fresh process (first runs and peak memory are per process)."""
+    if lib == "tf" and tensorflow is None:
+        return None
+    env = {**os.environ, "PYTHONPATH": str(_ROOT), "TF_CPP_MIN_LOG_LEVEL": "3"}
+    done = subprocess.run([sys.executable, "-c", script, lib, *map(str, args)], env=env, capture_output=True,
+                          text=True, timeout=900, cwd=_ROOT)
+    if done.returncode != 0:  # a failed run (before chunking, the 2000x2000 jacobian died out of memory)
+        print(f"{lib} {args}: failed: {done.stderr.strip().splitlines()[-1:]}", file=sys.stderr)
+        return [float("nan")] * 4
+    return [float(v) for v in done.stdout.split()[-4:]]
+
+
+def jacobian_memory(quick: bool) -> list[str]:
+    """Peak resident memory of a fresh process computing the jacobian of `tf.linalg.matvec(A, x)` w.r.t. x (A [n,
+    n], float32; result [n, n]) twice, against TensorFlow's; and each call's time (the first includes compiling
+    the ops; in tapejax the second may run the structure's compiled executable)."""
+    rows = ["| n | implementation | result | peak RSS | peak RSS over the set-up | first call | second call |",
+            "|---:|---|---:|---:|---:|---:|---:|"]
+    for n in (400,) if quick else (400, 2000):
+        for lib, label in (("tapejax", "tapejax tape.jacobian"), ("tf", "TensorFlow tape.jacobian")):
+            got = _run(_JACOBIAN_SCRIPT, lib, n)
+            if got is None:
+                continue
+            before, peak, first, second = got
+            rows.append(f"| {n} | {label} | {n * n * 4 / 2**20:,.1f} MiB | {peak:,.0f} MiB | {peak - before:,.0f} MiB "
+                        f"| {first:,.2f} s | {second:,.2f} s |")
+    return rows
+
+
+def long_chain(quick: bool) -> list[str]:
+    """An eager chain of N elementwise ops on a 64-vector and its gradient, run twice in a fresh process: tapejax
+    compiles a structure only when that pays back, so the second run costs what the first did (a program over
+    executables.Policy.max_steps runs op by op every time)."""
+    rows = ["| ops | implementation | first run | second run |", "|---:|---|---:|---:|"]
+    for n in (2000,) if quick else (2000, 20000):
+        for lib, label in (("tapejax", "tapejax eager tape"), ("tf", "TensorFlow eager tape")):
+            got = _run(_CHAIN_SCRIPT, lib, n)
+            if got is not None:
+                rows.append(f"| {n:,} | {label} | {got[-2]:,.2f} s | {got[-1]:,.2f} s |")
+    return rows
+
+
 WORKLOADS = {"compile_cost": compile_cost}
+# Workloads that print their own table (memory, or one-off runs in fresh processes), by name for `--only`.
+TABLES = {
+    "tape_memory": ("Memory held by a persistent tape (`h = tanh(h @ w)`, h [128, 256]):", tape_memory),
+    "jacobian_memory": ("Peak memory of a jacobian of `tf.linalg.matvec(A, x)` w.r.t. x, A [n, n] float32, fresh "
+                        "process:", jacobian_memory),
+    "long_chain": ("An eager N-op chain and its gradient, run twice in a fresh process:", long_chain),
+}

@@ -16,3 +16,12 @@ def test_every_workload_runs_in_quick_mode(capsys):
     assert len(rows) >= 2 * len(small)  # each workload times tapejax and at least one baseline
     for row in rows:
         assert float(re.search(r"\| ([\d,.]+) us \|", row).group(1).replace(",", "")) > 0
+
+
+def test_the_bounded_cost_tables_run_in_quick_mode(capsys):
+    # jacobian peak memory and the long chain's two runs, each in fresh processes (tapejax's, and TF's if installed)
+    assert main(["--quick", "--only", "jacobian_memory", "long_chain"]) == 0
+    table = capsys.readouterr().out
+    memory = [line for line in table.splitlines() if line.startswith("| 400 | tapejax")]
+    chain = [line for line in table.splitlines() if line.startswith("| 2,000 | tapejax")]
+    assert len(memory) == 1 and len(chain) == 1 and "nan" not in memory[0] + chain[0]
