@@ -10,12 +10,12 @@ advice to pass a smaller `parallel_iterations`, never a raw JAX error.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from . import errors, transforms
 
@@ -33,7 +33,7 @@ BUDGET = Budget()
 def _nbytes(value: Any) -> int:
     if value is None:
         return 0
-    return int(np.prod(value.shape, dtype=np.int64)) * np.dtype(value.dtype).itemsize
+    return math.prod(value.shape) * value.dtype.itemsize
 
 
 def row_bytes(entries: Sequence[Any], target: Any, leaves: Sequence[Any]) -> int:
@@ -79,7 +79,7 @@ def jacobian_sweep(problem: Any, target: Any, chunk: int | None) -> tuple:
 def batch_jacobian_sweep(problem: Any, target: Any, chunk: int | None) -> tuple:
     """`GradientTape.batch_jacobian` by the eager sweep: one row per non-batch element of the target."""
     out = target
-    m = int(np.prod(out.shape[1:], dtype=np.int64))
+    m = math.prod(out.shape[1:])
     (rows,) = sweep_rows(problem, lambda start, n: [transforms.batch_basis(out.shape, out.dtype, start, n)], m,
                          chunk)
     return (transforms.batch_rows(rows, tuple(out.shape)),)
@@ -91,14 +91,20 @@ def _out_of_memory(e: Exception) -> bool:
         "RESOURCE_EXHAUSTED" in text or "out of memory" in text.lower())
 
 
+# Above this estimate a jacobian waits for its result, to see an allocation failure; below, it keeps JAX's
+# asynchronous dispatch (a small jacobian in a loop overlaps Python with the device).
+_WAIT_BYTES = 1 << 26
+
+
 def guard(method: str, rows: int, per_row: int, chunk: int | None, run: Callable[[], tuple]) -> tuple:
-    """`run()`, its results computed (JAX reports an allocation failure when a result is read), with an
-    out-of-memory error raised as TF's ResourceExhaustedError and the advice to chunk."""
+    """`run()`, with an out-of-memory error raised as TF's ResourceExhaustedError and the advice to chunk. JAX
+    reports an allocation failure when a result is read, so a large jacobian's results are computed here."""
     try:
         outs = run()
-        values = [o._value for o in outs]
-        if not any(isinstance(v, jax.core.Tracer) for v in values):  # inside tf.function: the step's own call
-            jax.block_until_ready(values)
+        if rows * per_row > _WAIT_BYTES:
+            values = [o._value for o in outs]
+            if not any(isinstance(v, jax.core.Tracer) for v in values):  # in tf.function: the step's own call
+                jax.block_until_ready(values)
         return outs
     except jax.errors.JaxRuntimeError as e:
         if not _out_of_memory(e):

@@ -53,12 +53,13 @@ def batch_rows(rows: jax.Array, target_shape: tuple[int, ...]) -> jax.Array:
     return rows.reshape((target_shape[0], *target_shape[1:], *rows.shape[2:]))
 
 
-def _map(fn: Callable, n: int, chunk: int | None) -> Any:
-    """`vmap(fn)` over the row indices 0..n-1, or in chunks of `chunk` rows when memory must be bounded (TF's
-    parallel_iterations: chunks.py): memory is then the result and one chunk's intermediates."""
+def _map(fn: Callable, shape: tuple[int, ...], dtype: Any, chunk: int | None) -> Any:
+    """`vmap(fn)` over the standard basis of `shape`, or in chunks of `chunk` rows when memory must be bounded
+    (TF's parallel_iterations: chunks.py). Chunked, the map runs over row indices and makes each basis vector
+    inside, so that memory is the result and one chunk's intermediates, never the whole basis."""
     if chunk is None:
-        return jax.vmap(fn)(jnp.arange(n))
-    return jax.lax.map(fn, jnp.arange(n), batch_size=chunk)
+        return jax.vmap(fn)(basis(shape, dtype))
+    return jax.lax.map(lambda i: fn(_unit(i, shape, dtype)), jnp.arange(math.prod(shape)), batch_size=chunk)
 
 
 def _tangents(leaves: Sequence[Any], groups: Groups, per_group: Sequence[Any]) -> list[Any]:
@@ -93,7 +94,7 @@ def jacobian_rev_builder(groups: Groups, chunk: int | None) -> Build:
     def build(replay: Callable) -> Callable:
         def fn(leaves: Sequence[Any], consts: Sequence[Any], extras: Sequence[Any]) -> tuple[Any, ...]:
             (out,), pullback = jax.vjp(lambda *xs: replay(xs, consts), *leaves)
-            rows = _map(lambda i: pullback([_unit(i, out.shape, out.dtype)]), out.size, chunk)
+            rows = _map(lambda ct: pullback([ct]), out.shape, out.dtype, chunk)
             return tuple(jnp.conj(_sum(rows[i] for i in g)).reshape(out.shape + leaves[g[0]].shape)
                          for g in groups)
 
@@ -117,7 +118,7 @@ def jacobian_fwd_builder(groups: Groups, chunk: int | None) -> Build:
                     per_group = [t if j == k else None for j in range(len(groups))]
                     return jax.jvp(f, tuple(leaves), tuple(_tangents(leaves, groups, per_group)))[1]
 
-                columns = _map(lambda i: column(_unit(i, shape, leaves[g[0]].dtype)), math.prod(shape), chunk)
+                columns = _map(column, shape, leaves[g[0]].dtype, chunk)  # (n,) + target shape
                 target_shape = columns.shape[1:]
                 results.append(jnp.moveaxis(columns, 0, -1).reshape(target_shape + shape))
             return tuple(results)
@@ -134,10 +135,10 @@ def batch_jacobian_builder(groups: Groups, chunk: int | None) -> Build:
     def build(replay: Callable) -> Callable:
         def fn(leaves: Sequence[Any], consts: Sequence[Any], extras: Sequence[Any]) -> tuple[Any, ...]:
             (out,), pullback = jax.vjp(lambda *xs: replay(xs, consts), *leaves)
-            def row(i: Any) -> Any:  # element i of the non-batch shape, for every batch row
-                return pullback([jnp.broadcast_to(_unit(i, out.shape[1:], out.dtype), out.shape)])
+            def row(unit: Any) -> Any:  # an element of the non-batch shape, for every batch row
+                return pullback([jnp.broadcast_to(unit, out.shape)])
 
-            rows = _map(row, math.prod(out.shape[1:]), chunk)
+            rows = _map(row, out.shape[1:], out.dtype, chunk)
             return tuple(batch_rows(jnp.conj(_sum(rows[i] for i in g)), out.shape) for g in groups)
 
         return fn
