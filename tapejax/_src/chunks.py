@@ -18,6 +18,7 @@ import jax
 import jax.numpy as jnp
 
 from . import errors, transforms
+from .problem import Problem
 
 
 class Budget:
@@ -36,7 +37,7 @@ def _nbytes(value: Any) -> int:
     return math.prod(value.shape) * value.dtype.itemsize
 
 
-def row_bytes(entries: Sequence[Any], target: Any, leaves: Sequence[Any]) -> int:
+def row_bytes(entries: Sequence[Any], target: Any, leaves: Sequence[Any]) -> int:  # Any: array-likes
     """An upper estimate of one basis row's working set: the largest step's inputs (captured constants included:
     a VJP may make a term of their size per row) or the target, plus the row of the result (one per source)."""
     largest = max((sum(map(_nbytes, e.in_vals)) for e in entries), default=0)
@@ -54,7 +55,7 @@ def chunk_size(rows: int, per_row: int, parallel_iterations: int | None) -> int 
     return None if chunk >= rows else chunk
 
 
-def sweep_rows(problem: Any, seeds: Callable[[int, int], list[Any]], rows: int, chunk: int | None) -> tuple:
+def sweep_rows(problem: Problem, seeds: Callable[[int, int], list[Any]], rows: int, chunk: int | None) -> tuple:
     """The eager sweep (problem.sweep, batched) over the basis rows `seeds(start, count)`, `chunk` at a time (the
     last chunk padded with zero rows, so that every chunk has one shape and the per-op VJPs compile once)."""
     if chunk is None:
@@ -69,14 +70,14 @@ def sweep_rows(problem: Any, seeds: Callable[[int, int], list[Any]], rows: int, 
     return tuple(jnp.concatenate([p[k] for p in parts])[:rows] for k in range(len(parts[0])))
 
 
-def jacobian_sweep(problem: Any, target: Any, chunk: int | None) -> tuple:
+def jacobian_sweep(problem: Problem, target: Any, chunk: int | None) -> tuple:  # target: array or Pending
     """`GradientTape.jacobian` by the eager sweep: one row per element of the target."""
     out = target
     rows = sweep_rows(problem, lambda start, n: [transforms.basis(out.shape, out.dtype, start, n)], out.size, chunk)
     return tuple(r.reshape(tuple(out.shape) + r.shape[1:]) for r in rows)
 
 
-def batch_jacobian_sweep(problem: Any, target: Any, chunk: int | None) -> tuple:
+def batch_jacobian_sweep(problem: Problem, target: Any, chunk: int | None) -> tuple:  # as jacobian_sweep
     """`GradientTape.batch_jacobian` by the eager sweep: one row per non-batch element of the target."""
     out = target
     m = math.prod(out.shape[1:])
