@@ -70,9 +70,15 @@ class Variable(_Operators):
         shape: Any = None,
         experimental_enable_variable_lifting: bool = True,
     ):
-        """Creates a variable; `caching_device`, `synchronization`, `aggregation` and the like are ignored."""
+        """Creates a variable; `caching_device`, `synchronization`, `aggregation` and the like are ignored.
+
+        `constraint` is kept for optimizers, which apply it to the variable's value after each update, as in TF;
+        `assign` and its kind do not apply it.
+        """
         if initial_value is None:
             raise ValueError("initial_value must be specified.")
+        if constraint is not None and not callable(constraint):
+            raise ValueError(f"Argument `constraint` must be None or a callable. Got a {type(constraint)}: {constraint}")
         trace = CONTEXT.trace
         if trace is not None:
             trace.check_creation()  # TF's ValueError on a later trace, before the initial value is computed
@@ -144,9 +150,6 @@ class Variable(_Operators):
         return array if isinstance(array, jax.Array) else jax.numpy.asarray(array)
 
     def _set(self, value: jax.Array, read_value: bool, tid: int = 0) -> Any:
-        if self._constraint is not None:
-            value = to_array(self._constraint(EagerTensor(value)), dtype=self.dtype)
-            tid = 0
         if CONTEXT.trace is not None:
             CONTEXT.trace.assign(self, value, tid)  # written back when the compiled step returns
         else:
