@@ -9,6 +9,7 @@ dispatch. In checking mode (checking.py) every compiled run is compared with the
 from __future__ import annotations
 
 import collections
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -138,26 +139,36 @@ class Lowered:
 
 
 class Cache:
-    """A bounded LRU map from trace structure (program + input avals) to its Lowered function."""
+    """A bounded LRU map from trace structure (program + input avals) to its Lowered function.
+
+    Threads share it: the LRU order is changed under a lock (an OrderedDict's `move_to_end` and `popitem` racing
+    with each other raise KeyError). Two threads meeting a new structure at once keep the first one's Lowered.
+    """
 
     def __init__(self, maxsize: int = 512, name: str = "lowered programs"):
         self.name = name
         self.maxsize = maxsize
         self._items: collections.OrderedDict[Any, Lowered] = collections.OrderedDict()
+        self._lock = threading.Lock()
 
     def get(self, program: Program, avals: Any) -> Lowered:
         key = (program, avals)
         lowered = self._items.get(key)
-        if lowered is None:
-            lowered = self._items[key] = Lowered(program)
+        if lowered is not None:
+            with self._lock:
+                if key in self._items:
+                    self._items.move_to_end(key)
+            return lowered
+        new = Lowered(program)  # outside the lock: building the replay functions takes a while
+        with self._lock:
+            lowered = self._items.setdefault(key, new)
             if len(self._items) > self.maxsize:
                 self._items.popitem(last=False)
-        else:
-            self._items.move_to_end(key)
         return lowered
 
     def clear(self) -> None:
-        self._items.clear()
+        with self._lock:
+            self._items.clear()
 
     def __len__(self) -> int:
         return len(self._items)

@@ -72,11 +72,12 @@ def _training_index(layer: Layer) -> int | None:
     only by keyword, None if it does not take it."""
     cls = type(layer)
     if cls not in _TRAINING_INDEX:
-        _TRAINING_INDEX[cls] = None
+        index = None  # published once found: another thread must never read a half-made answer
         for i, parameter in enumerate(inspect.signature(layer.call).parameters.values()):
             if parameter.name == "training":
                 positional = parameter.kind in (parameter.POSITIONAL_ONLY, parameter.POSITIONAL_OR_KEYWORD)
-                _TRAINING_INDEX[cls] = i - 1 if positional else -1
+                index = i - 1 if positional else -1
+        _TRAINING_INDEX[cls] = index
     return _TRAINING_INDEX[cls]
 
 

@@ -27,6 +27,13 @@ def _shared_cubes(x):
     return y, tape.gradient(y, x)
 
 
+@tf.function
+def _accumulate(counter, v):
+    """A shared tf.function that assigns a variable of the calling thread's own."""
+    counter.assign_add(tf.reduce_sum(v))
+    return counter.read_value()
+
+
 def _job(i: int) -> dict:
     rng = np.random.default_rng(i)
     out: dict = {}
@@ -40,13 +47,7 @@ def _job(i: int) -> dict:
     value, grad = _shared_cubes(tf.constant(rng.normal(size=(i % 3 + 1, 2)).astype(np.float32)))
     out["shared"] = (float(value), grad.numpy())
     counter = tf.Variable(0.0, name="counter")
-
-    @tf.function
-    def accumulate(v):
-        counter.assign_add(tf.reduce_sum(v))
-        return counter.read_value()
-
-    out["own"] = [float(accumulate(tf.constant([float(i), 1.0]))) for _ in range(3)]
+    out["own"] = [float(_accumulate(counter, tf.constant([float(i), 1.0]))) for _ in range(3)]
     # name-scoped variables
     with tf.name_scope(f"worker{i}"):
         with tf.name_scope("inner"):
