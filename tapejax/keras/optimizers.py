@@ -250,6 +250,15 @@ class Optimizer:
         return [self.iterations] + [s for _, _, slots in self._slots.values() for s in slots]
 
 
+class GradientShapeError(tf.errors.InvalidArgumentError, ValueError):
+    """A gradient whose shape is not its variable's, raised by `apply_gradients` before anything is assigned.
+
+    Keras raises `tf.errors.InvalidArgumentError` where SGD assigns the gradient, and ValueError where an
+    optimizer assigns a slot of the broadcast shape (momentum, RMSprop): this error is both, so that an `except`
+    written for either catches it.
+    """
+
+
 def _checked_pairs(grads_and_vars: Iterable[Any]) -> tuple[list[Any], list[tf.Variable]]:
     """The gradients and the variables of `apply_gradients`'s pairs, with Keras's exception types for what is not
     a list of (gradient, tf.Variable) pairs and messages that say what was wrong."""
@@ -280,7 +289,7 @@ def _gradient_for(gradient: Any, variable: tf.Variable, value: Any) -> Any:
         gradient = tf.cast(gradient, variable.dtype)
     if tuple(gradient.shape) != tuple(value.shape):
         shapes = [f"[{','.join(map(str, shape))}]" for shape in (value.shape, gradient.shape)]
-        raise tf.errors.InvalidArgumentError(
+        raise GradientShapeError(
             None, None, f"Cannot update variable with shape {shapes[0]} using a Tensor with shape {shapes[1]}, "
             f"shapes must be equal. (The gradient given for {variable.name!r} in apply_gradients: a gradient "
             "has its variable's shape; one of another shape usually comes from pairing the wrong lists.)")
@@ -364,7 +373,7 @@ def _as_float32(value: Any) -> Any:
 
 class SGD(Optimizer):
     """Keras's SGD: `var -= lr * g`; with momentum `m = momentum * m - lr * g; var += m` (Nesterov:
-    `var += momentum * m - lr * g`). optax's `sgd` is the same rule for a constant learning rate."""
+    `var += momentum * m - lr * g`), with `lr` the learning rate of each step."""
 
     def __init__(self, learning_rate: Any = 0.01, momentum: float = 0.0, nesterov: bool = False, **kwargs: Any):
         self.momentum, self.nesterov = momentum, nesterov
@@ -373,7 +382,13 @@ class SGD(Optimizer):
     _RULE_ARGS = ("momentum", "nesterov")
 
     def _rule(self, learning_rate: Any) -> optax.GradientTransformation:
-        return optax.sgd(learning_rate, momentum=self.momentum or None, nesterov=self.nesterov)
+        # Keras accumulates learning-rate-scaled gradients (`m = momentum * m - lr * g`): the rate of each step
+        # scales that step's gradient only, so the scaling comes before optax's trace (optax's `sgd` scales the
+        # trace, the same only while the rate is constant).
+        scale = optax.scale_by_learning_rate(learning_rate)
+        if not self.momentum:
+            return scale
+        return optax.chain(scale, optax.trace(decay=self.momentum, nesterov=self.nesterov))
 
 
 class Adam(Optimizer):
