@@ -98,11 +98,12 @@ class Optimizer:
           ValueError: no pairs, pairs that are not pairs, every gradient None, a variable this optimizer was not
             built for (Keras's messages).
           AttributeError: a "variable" that is not a `tf.Variable` (the type Keras fails with).
-          tf.errors.InvalidArgumentError: a gradient whose shape is not its variable's.
+          GradientShapeError: a gradient whose shape is not its variable's; it is both
+            `tf.errors.InvalidArgumentError` and ValueError, the two types Keras raises, by optimizer.
 
-        Differences from TensorFlow: Keras's Adam, RMSprop, ... broadcast a gradient of a broadcastable shape
-        (a (1,) gradient onto a (2,) variable) silently, its SGD raises when assigning; tapejax raises for every
-        optimizer, before assigning. Keras assigns variable by variable, so a failure midway (a bad shape, a
+        Differences from TensorFlow: Keras broadcasts a gradient of a broadcastable shape (a (1,) gradient onto
+        a (2,) variable in Adam, RMSprop, Adagrad; a (2,) one onto a (1, 2) variable in all) silently; tapejax
+        raises for every optimizer, before assigning. Keras assigns variable by variable, so a failure midway (a bad shape, a
         constraint that raises) leaves earlier variables updated; tapejax's step is atomic.
 
         >>> import tapejax as tf
@@ -111,7 +112,7 @@ class Optimizer:
         >>> try:
         ...     opt.apply_gradients([(tf.constant([1.0]), w)])
         ... except tf.errors.InvalidArgumentError as e:
-        ...     print(e)
+        ...     print(str(e).split(" (")[0])
         Cannot update variable with shape [2] using a Tensor with shape [1], shapes must be equal.
         >>> w.numpy(), int(opt.iterations)
         (array([1., 2.], dtype=float32), 0)
