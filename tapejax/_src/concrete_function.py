@@ -202,7 +202,12 @@ class ConcreteFunction:
         self._jitted = jax.jit(jax.export.export(self._jitted)(*specs).call)
 
     def __call__(self, tensor_vals: tuple, var_vals: tuple, calls: Any) -> Any:
-        outs, new_vals, failure = self._jitted(tensor_vals, var_vals, calls)
+        try:
+            outs, new_vals, failure = self._jitted(tensor_vals, var_vals, calls)
+        except Exception as e:  # XLA's runtime errors (out of memory) as TF's, nothing written back
+            if not errors.is_jax(e):
+                raise
+            raise errors.from_jax(f"{self.function.__name__}", e) from None
         if failure:
             self._raise_failure(failure)
         for variable, value in zip(self.assigned, new_vals):

@@ -126,8 +126,8 @@ def compute(app: Application) -> tuple:
             else:  # every input is available
                 try:
                     out = a.fn(*args)
-                except (TypeError, ValueError) as e:
-                    raise errors.invalid_argument(a.op_type, str(e)) from e
+                except Exception as e:
+                    raise errors.from_jax(a.op_type, e) from None
                 a.values = tuple(out) if a.multiple else (out,)
                 a.ins = None
                 stack.pop()
@@ -212,8 +212,8 @@ def _infer(fn: Callable[..., Any], in_avals: tuple, op_type: str) -> tuple[bool,
     structs = [_struct(a) for a in in_avals]
     try:
         out = jax.eval_shape(fn, *structs)
-    except (TypeError, ValueError) as e:
-        raise errors.invalid_argument(op_type, str(e)) from e
+    except Exception as e:
+        raise errors.from_jax(op_type, e) from None
     multiple = type(out) is tuple or type(out) is list
     outs = out if multiple else (out,)
     return multiple, tuple((tuple(o.shape), o.dtype, bool(o.weak_type)) for o in outs)

@@ -15,7 +15,7 @@ from typing import Any
 
 import jax
 
-from . import caches, checking, deferred
+from . import caches, checking, deferred, errors
 from .lowering import Program, replay_fn
 
 
@@ -64,7 +64,19 @@ class Lowered:
         `apps` are the steps' deferred applications (deferred.py). A compiled run also returns the values of
         those whose tensors are alive and fills them in: forward pass and derivative in one dispatch. Any other
         run computes them op by op first.
+
+        JAX's and XLA's own errors (out of memory) are raised as TF's (errors.from_jax); user code's (a custom
+        gradient's grad_fn) as they are.
         """
+        try:
+            return self._run(kind, build, args, eager, apps)
+        except Exception as e:
+            if not errors.is_jax(e):
+                raise
+            raise errors.from_jax(str(kind[0]), e) from None
+
+    def _run(self, kind: Any, build: Callable[[Callable], Callable[..., Any]], args: tuple,
+             eager: Callable[[], Any] | None, apps: Sequence[deferred.Application | None]) -> Any:
         leaves, consts, extras = args
         flat = (*leaves, *consts, *extras)
         if any(isinstance(x, jax.core.Tracer) for x in flat):
@@ -83,7 +95,12 @@ class Lowered:
         if compiled is None:
             compiled = executables[wanted] = self._jit(kind, build, len(leaves), len(consts), wanted)
         fn, spans = compiled
-        outs = fn(*flat)
+        try:
+            outs = fn(*flat)
+        except Exception as e:  # XLA's runtime errors (out of memory) as TF's; user code's errors as they are
+            if not errors.is_jax(e):
+                raise
+            raise errors.from_jax(str(kind[0]), e) from None
         if checking.FLAG.on:
             return self._check(kind, build, args, eager, apps, outs, spans)
         if not wanted:
