@@ -13,6 +13,7 @@ companions together). Two threads missing the same key both compute it and one a
 
 from __future__ import annotations
 
+import collections
 import threading
 from typing import Any
 
@@ -53,6 +54,44 @@ class Memo(dict):
 
     def __repr__(self) -> str:
         return f"Memo({self.name!r}, {len(self)}/{self.maxsize})"
+
+
+class Recent(collections.OrderedDict):
+    """A table of at most `maxsize` entries that forgets the least recently used one (a tf.function's traces:
+    emptying whole would retrace a training step because a shape storm passed by). Not listed in ALL: one
+    lives per tf.function, and dies with it.
+
+    >>> r = Recent("example", 2)
+    >>> r[1] = r[2] = "x"; _ = r.get(1); r[3] = "y"
+    >>> sorted(r), r.evicted
+    ([1, 3], 1)
+    """
+
+    def __init__(self, name: str, maxsize: int):
+        super().__init__()
+        self.name = name
+        self.maxsize = maxsize
+        self.evicted = 0  # entries forgotten so far
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        value = super().get(key, _MISSING)
+        if value is _MISSING:
+            return default
+        try:
+            self.move_to_end(key)
+        except KeyError:  # forgotten meanwhile by another thread's write: the value found is still right
+            pass
+        return value
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        super().__setitem__(key, value)
+        self.move_to_end(key)
+        while len(self) > self.maxsize:
+            self.popitem(last=False)
+            self.evicted += 1
+
+
+_MISSING = object()
 
 
 def register(cache: Any) -> Any:

@@ -81,7 +81,7 @@ class Variable(_Operators):
             raise ValueError(f"Argument `constraint` must be None or a callable. Got a {type(constraint)}: {constraint}")
         trace = CONTEXT.trace
         if trace is not None:
-            trace.check_creation()  # TF's ValueError on a later trace, before the initial value is computed
+            trace.check_creation(self)  # TF's ValueError on a later trace, before the initial value is computed
         if callable(initial_value):
             initial_value = initial_value()
         value = to_array(initial_value, dtype=None if dtype is None else dtypes.as_dtype(dtype))

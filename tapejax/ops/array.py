@@ -31,7 +31,8 @@ def constant(value: Any, dtype: Any = None, shape: Any = None, name: str = "Cons
     """
     array = to_array(value, dtype=None if dtype is None else dtypes.as_dtype(dtype),
                      hint=None) if not isinstance(value, _Operators) else _cast_constant(value, dtype)
-    array = jnp.asarray(array)
+    # a numpy array is put on the device as it is: jnp.asarray would compile a conversion for each new shape
+    array = jax.device_put(array) if isinstance(array, np.ndarray) else jnp.asarray(array)
     if shape is not None:
         shape = tuple(hashable(shape))
         if array.size == 1:

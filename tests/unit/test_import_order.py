@@ -18,7 +18,7 @@ ORDER = ["dtypes", "errors", "logs", "caches", "checking", "context", "tensor", 
          "variable", "dispatch", "contracts", "registry", "lowering", "executables", "structure", "transforms", "sweep", "problem", "debugging",
          "tape_arguments",
          "gradient_tape", "forward", "custom_gradient", "module", "capture", "control_flow", "loops",
-         "autograph_transform", "autograph_operators", "autograph", "signature", "concrete_function", "function",
+         "autograph_transform", "autograph_operators", "autograph", "signature", "concrete_function", "retracing", "function",
          "printing"]
 
 
