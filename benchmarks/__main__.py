@@ -16,7 +16,7 @@ import numpy as np
 
 from benchmarks import plots
 from benchmarks.costs import WORKLOADS as COST_WORKLOADS
-from benchmarks.costs import tape_memory
+from benchmarks.costs import retrace_memory, tape_memory
 from benchmarks.harness import time_interleaved
 from benchmarks.second_order import WORKLOADS as SECOND_ORDER_WORKLOADS
 from benchmarks.workloads import WORKLOADS as FIRST_ORDER_WORKLOADS
@@ -68,9 +68,12 @@ def main(argv: list[str] | None = None) -> int:
             target_lines.append(f"- {description}: {numerator} / {denominator} = {ratio:.2f}, target {op} {bound} "
                                 f"(issue #{issue}): {_check(ratio, op, bound)}")
     memory = tape_memory(args.quick) if not args.only or "tape_memory" in args.only else []
+    storm = retrace_memory(args.quick) if not args.only or "retrace_storm" in args.only else []
     text = "\n".join([f"Measured with {_versions()}.", "", *lines, "", "Targets:", *target_lines, "",
                       *(["Memory held by a persistent tape (`h = tanh(h @ w)`, h [128, 256]):", "", *memory, ""]
-                        if memory else [])])
+                        if memory else []),
+                      *(["Memory and time a retrace storm adds per new shape (one tf.function, a new shape each "
+                         "call):", "", *storm, ""] if storm else [])])
     print(text)
     if not args.quick:
         pathlib.Path(args.output).write_text(text)
