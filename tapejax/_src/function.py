@@ -56,6 +56,26 @@ def functions_run_eagerly() -> bool:
     return _CONFIG.run_eagerly
 
 
+class _PerInstance:
+    """An instance's own Function of a method, in the instance's `__dict__`: copying or pickling the instance
+    drops it (the copy gets a Function of its own on first use), and `instance_id` tells a stale one apart."""
+
+    __slots__ = ("instance_id", "function")
+
+    def __init__(self, instance_id: int, function: Function):
+        self.instance_id = instance_id
+        self.function = function
+
+    def __copy__(self) -> None:
+        return None
+
+    def __deepcopy__(self, memo: dict) -> None:
+        return None
+
+    def __reduce__(self) -> tuple:
+        return (type(None), ())
+
+
 class Function:
     """A Python function compiled by `jax.jit` per signature (`tf.function`); see the module docstring.
 
@@ -97,7 +117,8 @@ class Function:
         self._warned_eviction = False
         self._calls = 0  # the call number random ops fold into their keys
         self._seed_epoch = _SEED_EPOCH[0]
-        self._bound: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self._bound: dict = weakref.WeakKeyDictionary()  # per-instance Functions of instances without __dict__
+        self._attribute = f"_tapejax_function_{id(self):x}"  # where an instance keeps its own (__get__)
         self._binder = Binder(python_function, self._input_signature)  # binding and keying calls
 
     @property
@@ -116,18 +137,24 @@ class Function:
         return self._tracing_count
 
     def __get__(self, instance: Any, owner: Any = None) -> Any:
-        """Methods: one Function per instance, so each instance's variables are its own inputs."""
+        """Methods: one Function per instance, so each instance's variables are its own inputs. It is kept in the
+        instance's `__dict__` (a weak map from instances to Functions that are bound to them would keep every
+        instance alive), where a copy of the instance does not carry it over (_PerInstance)."""
         if instance is None:
             return self
-        bound = self._bound.get(instance)
-        if bound is None:
+        store = getattr(instance, "__dict__", None)
+        if store is None:  # no __dict__ (__slots__): a weak map, which keeps such instances alive
+            store = self._bound
+        holder = store.get(self._attribute)
+        if holder is None or holder.instance_id != id(instance):
             with self._lock:
-                bound = self._bound.get(instance)
-                if bound is None:
-                    bound = Function(types.MethodType(self._python_function, instance), self._input_signature,
-                                     self._jit_compile, self._reduce_retracing, self._autograph, self.__name__)
-                    self._bound[instance] = bound
-        return bound
+                holder = store.get(self._attribute)
+                if holder is None or holder.instance_id != id(instance):
+                    holder = _PerInstance(id(instance), Function(
+                        types.MethodType(self._python_function, instance), self._input_signature,
+                        self._jit_compile, self._reduce_retracing, self._autograph, self.__name__))
+                    store[self._attribute] = holder
+        return holder.function
 
     def __repr__(self) -> str:
         return f"<tapejax.Function {self.__name__} at {id(self):#x}>"
@@ -183,7 +210,8 @@ class Function:
             traced = self._tracing_count != count
         if note:
             if traced:
-                self._detector.called_with_tracing(self._python_function)
+                # TF names a method's function unbound (`<function M.__call__ at ...>`)
+                self._detector.called_with_tracing(getattr(self._python_function, "__func__", self._python_function))
             else:
                 self._detector.called_without_tracing()
         return concrete, variables

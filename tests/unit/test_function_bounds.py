@@ -172,3 +172,35 @@ def test_a_trace_whose_variables_died_is_traced_again():
         assert float(step(v, x)) == 3.0 * value
         del v
         gc.collect()
+
+
+class _Scaled(tf.Module):
+    def __init__(self, scale):
+        super().__init__()
+        self.v = tf.Variable([scale, 2 * scale])
+
+    @tf.function
+    def __call__(self, x):
+        return self.v * x
+
+
+def test_a_tf_function_method_does_not_keep_its_instances_alive():
+    refs = []
+    for scale in range(1, 6):
+        m = _Scaled(float(scale))
+        np.testing.assert_allclose(m(tf.constant(2.0)).numpy(), [2 * scale, 4 * scale])
+        refs.append(weakref.ref(m))
+        del m
+    gc.collect()
+    assert [r() for r in refs] == [None] * 5
+
+
+def test_a_copied_instance_runs_its_method_on_itself():
+    import copy
+
+    m = _Scaled(1.0)
+    m(tf.constant(1.0))
+    for c in (copy.copy(m), copy.deepcopy(m)):
+        c.v = tf.Variable([10.0, 20.0])
+        np.testing.assert_allclose(c(tf.constant(1.0)).numpy(), [10.0, 20.0])
+    np.testing.assert_allclose(m(tf.constant(1.0)).numpy(), [1.0, 2.0])
