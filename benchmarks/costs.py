@@ -1,13 +1,19 @@
-"""What a step costs before it is fast (compiling it) and what a persistent tape holds (memory); what a jacobian's
-peak memory is and what a long eager chain costs run by run (bounded compile and memory), against TensorFlow."""
+"""What a step costs before it is fast (compiling it), what a persistent tape holds (memory), what a retrace
+storm costs (a tf.function called with a new shape on every call: time and memory per new shape), what a
+jacobian's peak memory is and what a long eager chain costs run by run (bounded compile and memory), against
+TensorFlow."""
 
 from __future__ import annotations
 
+import gc
+import itertools
+import logging
 import os
 import pathlib
 import subprocess
 import sys
 import textwrap
+import time
 
 import jax
 import jax.numpy as jnp
@@ -80,6 +86,72 @@ def tape_memory(quick: bool) -> list[str]:
                     f"| {128 * 256 * 4 / 1024:,.0f} KiB |")
         del tape, h
     return rows
+
+
+def _storm_step(lib, v):
+    def step(x):
+        return lib.reduce_sum(lib.tanh(x * v) ** 2) + lib.reduce_mean(x)
+    return step
+
+
+def _storm_call(lib, reduce_retracing: bool):
+    """A call of one tf.function with a new shape each time (sizes 10, 11, ...): each call traces (and, for
+    tapejax, compiles) anew, unless reduce_retracing lets a relaxed trace serve it."""
+    step = lib.function(_storm_step(lib, lib.Variable(1.0)), reduce_retracing=reduce_retracing)
+    sizes = itertools.count(10)
+    return lambda: step(lib.constant(np.ones(next(sizes), np.float32)))
+
+
+def retrace_storm(quick: bool):
+    """The time of a call with a shape never seen before (trace, and for tapejax compile, included)."""
+    impls = {"tapejax tf.function, new shape each call": (_storm_call(tapejax, False), block_jax),
+             "tapejax tf.function(reduce_retracing=True)": (_storm_call(tapejax, True), block_jax)}
+    baseline = "tapejax tf.function, new shape each call"
+    if tensorflow is not None:
+        impls["TensorFlow tf.function, new shape each call"] = (_storm_call(tensorflow, False), block_numpy)
+        impls["TensorFlow tf.function(reduce_retracing=True)"] = (_storm_call(tensorflow, True), block_numpy)
+        baseline = "TensorFlow tf.function, new shape each call"
+    options = {"repeats": 2 if quick else 7, "warmup": 1}
+    return ("retrace storm: a call with a new shape (trace + compile)", impls, baseline, [], options)
+
+
+def _rss_mib() -> float:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * (2**12) / 2**20
+
+
+def retrace_memory(quick: bool) -> list[str]:
+    """Resident memory a retrace storm adds per new shape: N calls of one tf.function, each with a new shape
+    (`_storm_step`), the process's growth divided by N (after the first few shapes, so warm-up is not
+    counted). tapejax keeps at most function.MAX_TRACES traces per tf.function; TF keeps every one."""
+    n = 40 if quick else 300
+    rows = ["| implementation | shapes | growth per new shape | time per new shape | traces |",
+            "|---|---:|---:|---:|---:|"]
+    libs = [("tapejax", tapejax)] + ([("TensorFlow", tensorflow)] if tensorflow is not None else [])
+    quiet = logging.getLogger("tensorflow")
+    level, quiet.level = quiet.level, logging.ERROR  # the retracing warnings are expected here
+    try:
+        for name, lib in libs:
+            for relaxed in (False, True):
+                step = lib.function(_storm_step(lib, lib.Variable(1.0)), reduce_retracing=relaxed)
+                for k in range(1, 4):
+                    step(lib.constant(np.ones(k, np.float32)))
+                gc.collect()
+                before, start = _rss_mib(), time.perf_counter()
+                for k in range(10, 10 + n):
+                    block_numpy(step(lib.constant(np.ones(k, np.float32))))
+                seconds = time.perf_counter() - start
+                gc.collect()
+                grown = _rss_mib() - before
+                label = f"{name} tf.function" + ("(reduce_retracing=True)" if relaxed else "")
+                rows.append(f"| {label} | {n} | {grown / n:,.3f} MiB | {seconds / n * 1e3:,.1f} ms | "
+                            f"{step.experimental_get_tracing_count()} |")
+                del step
+    finally:
+        quiet.setLevel(level)
+    return rows
+
+
 
 
 _ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -176,10 +248,12 @@ def long_chain(quick: bool) -> list[str]:
     return rows
 
 
-WORKLOADS = {"compile_cost": compile_cost}
+WORKLOADS = {"compile_cost": compile_cost, "retrace_storm": retrace_storm}
 # Workloads that print their own table (memory, or one-off runs in fresh processes), by name for `--only`.
 TABLES = {
     "tape_memory": ("Memory held by a persistent tape (`h = tanh(h @ w)`, h [128, 256]):", tape_memory),
+    "retrace_storm": ("Memory and time a retrace storm adds per new shape (one tf.function, a new shape each call):",
+                      retrace_memory),
     "jacobian_memory": ("Peak memory of a jacobian of `tf.linalg.matvec(A, x)` w.r.t. x, A [n, n] float32, fresh "
                         "process:", jacobian_memory),
     "long_chain": ("An eager N-op chain and its gradient, run twice in a fresh process:", long_chain),

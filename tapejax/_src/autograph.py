@@ -15,6 +15,7 @@ import functools
 import inspect
 import pathlib
 import textwrap
+import threading
 import types
 from collections.abc import Callable
 from typing import Any
@@ -51,6 +52,10 @@ def _is_tf_function(fn: Any) -> bool:
 # (code, closure cells, globals) -> converted function. Keyed by ids: safe, because the converted function holds
 # the very cells and globals, so no id is reused while its entry lives.
 _CACHE = caches.Memo("converted functions (autograph.py)", 2048)
+# Conversions run one at a time: CPython 3.11's AST constructor keeps its recursion depth in state shared by
+# threads, so two threads building ASTs at once fail with "AST constructor recursion depth mismatch"
+# (gh-106905); and a function is then converted once, not once per thread that meets it first.
+_CONVERTING = threading.Lock()
 
 
 def do_not_convert(func: Callable | None = None) -> Any:
@@ -88,11 +93,14 @@ def convert(fn: Callable) -> Callable:
     key = (fn.__code__, fn.__closure__ and tuple(id(c) for c in fn.__closure__), id(fn.__globals__))
     converted = _CACHE.get(key)
     if converted is None:
-        try:
-            converted = _convert(fn)
-        except (OSError, TypeError, SyntaxError, _Unsupported):
-            converted = fn  # no source (REPL, builtins) or a construct left to Python: run it as written
-        _CACHE[key] = converted
+        with _CONVERTING:
+            converted = _CACHE.get(key)
+            if converted is None:
+                try:
+                    converted = _convert(fn)
+                except (OSError, TypeError, SyntaxError, _Unsupported):
+                    converted = fn  # no source (REPL, builtins) or a construct left to Python: run it as written
+                _CACHE[key] = converted
     if converted is not fn and (converted.__defaults__ is not fn.__defaults__
                                 or converted.__kwdefaults__ is not fn.__kwdefaults__):
         # the same code defined again with other defaults (a `def` in a loop): same conversion, its own defaults
@@ -108,7 +116,8 @@ def to_code(fn: Callable) -> str:
     if isinstance(fn, types.MethodType):
         fn = fn.__func__
     fn = getattr(fn, "python_function", fn)
-    tree, _ = _converted_tree(fn)
+    with _CONVERTING:
+        tree, _ = _converted_tree(fn)
     return ast.unparse(tree.body[0].body[0]) + "\n"
 
 

@@ -107,8 +107,8 @@ def guard(method: str, rows: int, per_row: int, chunk: int | None, run: Callable
             if not any(isinstance(v, jax.core.Tracer) for v in values):  # in tf.function: the step's own call
                 jax.block_until_ready(values)
         return outs
-    except jax.errors.JaxRuntimeError as e:
-        if not _out_of_memory(e):
+    except (jax.errors.JaxRuntimeError, errors.ResourceExhaustedError) as e:  # raw, or already TF's (from_jax)
+        if not isinstance(e, errors.ResourceExhaustedError) and not _out_of_memory(e):
             raise
         at_once = f"all {rows} rows at once" if chunk is None else f"{chunk} of its {rows} rows at a time"
         if (chunk or rows) > 1:

@@ -11,6 +11,7 @@ call raises (as InvalidArgumentError) before writing anything back.
 from __future__ import annotations
 
 import contextlib
+import weakref
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -20,7 +21,7 @@ import numpy as np
 from jax.experimental import checkify
 
 from .context import CONTEXT
-from . import errors, tape as tape_lib
+from . import caches, errors, tape as tape_lib
 from .capture import is_leaf as _is_leaf, unbounded_loop_message
 from .convert import to_array
 from .registry import OpDef
@@ -46,7 +47,7 @@ class _Trace:
         self.initial = dict(self.values)  # the variables' values as the step received them
         self.assigned: dict[int, Variable] = {}
         self.discovered: dict[int, Variable] = {}
-        self.created = 0
+        self.created: list[Variable] = []
         self.first = first
         self._calls = calls
         self.used_calls = False
@@ -76,12 +77,12 @@ class _Trace:
         if self.captures:
             self.captures[-1].assign(variable, value, tid)
 
-    def check_creation(self) -> None:
+    def check_creation(self, variable: Variable) -> None:
         if not self.first:
             raise ValueError(
                 "tf.function only supports singleton tf.Variables created on the first call. Make sure the "
                 "tf.Variable is only created once or created outside tf.function.")
-        self.created += 1
+        self.created.append(variable)
 
     def call_count(self) -> Any:
         """This call's number, a traced input: random ops fold it into their key, so each call draws anew."""
@@ -125,21 +126,34 @@ def init_scope() -> Iterator[None]:
 
 
 class ConcreteFunction:
-    """One trace of a tf.function: a jitted pure function of (tensor arguments, variable values, call number)
-    returning (tensor outputs, assigned variable values), and how to put its results back together."""
+    """One trace of a tf.function: a compiled pure function of (tensor arguments, variable values, call number)
+    returning (tensor outputs, assigned variable values), and how to put its results back together.
+
+    Once traced (`finish`), it holds what a call needs and no more (the memory a retrace storm costs): the XLA
+    executable, compiled ahead of time, and the traced jaxpr to replay under a tape; not JAX's jitted function,
+    whose caches would keep the lowered module alive too. Its variables are held weakly, as TF's traces hold
+    them: a deleted model's variables are freed, and a trace that read them is dead (`live_variables`)."""
 
     def __init__(self, function: Function, template: Template, variables: list[Variable], first: bool):
         self.function = function
-        self.template = template
-        self.variables = variables
+        self.template: Template | None = template  # until traced
+        self.n_tensors = template.n_tensors
+        self.variables: list[Variable] | None = variables  # until traced; then weakly, in _refs
+        self._refs: tuple = ()
         self.first = first
-        self.assigned: list[Variable] = []
+        self.assigned: list[int] = []  # indices in the variables
         self.discovered: dict[int, Variable] = {}
         self.used_calls = False
-        self.created = 0
+        self.created: list[Variable] = []
         self._out: Any = None  # (treedef, which leaves are tensors, the Python leaves)
         self._failure_tree: Any = None  # treedef of checkify's error state, set when traced
-        self._jitted = jax.jit(self._checked)
+        self._jitted: Any = jax.jit(self._checked)  # until traced
+        self._pending: Any = None  # the jax trace, until compiled
+        self._compiled: Any = None  # the executable (non-symbolic traces)
+        self._replay: Any = None  # a jitted, traceable replay of the trace (for tapes; a fallback for calls)
+        self._jaxpr: Any = None  # (jaxpr, consts) of the trace
+        self._exported: Any = None  # symbolic traces: the jax.export of the trace, compiled per size
+        self._by_size: caches.Recent | None = None
         self._opdef: OpDef | None = None
         self.symbolic = False
         self.reverse_ok = True
@@ -164,12 +178,13 @@ class ConcreteFunction:
                     python.append(leaf)
                     is_tensor.append(False)
         self._out = (treedef, tuple(is_tensor), tuple(python))
-        self.assigned = list(trace.assigned.values())
+        index = {v._uid: i for i, v in enumerate(self.variables)}
+        self.assigned = [index.get(uid) for uid in trace.assigned]  # None only in a trace redone (discovered)
         self.discovered = trace.discovered
         self.used_calls = trace.used_calls
         self.created = trace.created
         self.reverse_ok = not trace.unbounded_loops
-        return tuple(outs), tuple(trace.values[v._uid] for v in self.assigned)
+        return tuple(outs), tuple(trace.values[uid] for uid in trace.assigned)
 
     def _checked(self, tensor_vals: tuple, var_vals: tuple, calls: Any) -> tuple:
         """`_pure` with its run-time input checks (tf.case's, control_flow._check_predicates) functionalised by
@@ -191,23 +206,80 @@ class ConcreteFunction:
 
     def trace(self, tensor_vals: tuple, var_vals: tuple, calls: Any, symbolic: tuple | None = None) -> None:
         """Traces the Python function once; with `symbolic` argument shapes (an input_signature's None
-        dimensions), through `jax.export`, so one trace serves every size, compiled per size by `jax.jit`."""
+        dimensions, a reduce_retracing relaxed shape), through `jax.export`, so one trace serves every size,
+        compiled per size."""
         if symbolic is None:
-            jaxpr = self._jitted.trace(tensor_vals, var_vals, calls).jaxpr.jaxpr
-            self.used = _live_inputs(jaxpr, self._failure_tree.num_leaves)
+            traced = self._jitted.trace(tensor_vals, var_vals, calls)
+            self.used = _live_inputs(traced.jaxpr.jaxpr, self._failure_tree.num_leaves)
+            self._pending = traced  # compiled by finish(), once the trace is kept
             return
         self.symbolic = True
         specs = (symbolic, tuple(jax.ShapeDtypeStruct(v.shape, v.dtype) for v in var_vals),
                  jax.ShapeDtypeStruct((), np.uint32))
-        self._jitted = jax.jit(jax.export.export(self._jitted)(*specs).call)
+        self._exported = jax.export.export(self._jitted)(*specs)
 
-    def __call__(self, tensor_vals: tuple, var_vals: tuple, calls: Any) -> Any:
-        outs, new_vals, failure = self._jitted(tensor_vals, var_vals, calls)
+    def finish(self) -> None:
+        """Keeps this trace: compiles it, and lets go of what only tracing needed."""
+        if not self.symbolic:
+            traced, self._pending = self._pending, None
+            self._jaxpr = (traced.jaxpr.jaxpr, traced.jaxpr.consts, traced.out_tree)
+            self._compiled = traced.lower().compile()
+        else:
+            self._by_size = caches.Recent("sizes of a relaxed trace", _MAX_SIZES)
+        self._refs = tuple(weakref.ref(v) for v in self.variables)
+        self.variables = self.template = self._jitted = None
+
+    def live_variables(self) -> list[Variable] | None:
+        """The variables this trace reads, or None if one was deleted (this trace cannot run again)."""
+        variables = [r() for r in self._refs]
+        return None if None in variables else variables
+
+    def _replayed(self) -> Any:
+        """A jitted replay of the trace, traceable (a tape's derivative traces it): the jaxpr, or the export."""
+        if self._replay is None:
+            if self.symbolic:
+                self._replay = jax.jit(self._exported.call)
+            else:
+                jaxpr, consts, out_tree = self._jaxpr
+                run = jax.extend.core.jaxpr_as_fun(jax.extend.core.ClosedJaxpr(jaxpr, consts))
+
+                def replay(*args: Any) -> Any:
+                    return jax.tree_util.tree_unflatten(out_tree, run(*jax.tree_util.tree_leaves(args)))
+
+                self._replay = jax.jit(replay)
+        return self._replay
+
+    def _executable(self, tensor_vals: tuple, var_vals: tuple, calls: Any) -> Any:
+        if not self.symbolic:
+            return self._compiled
+        sizes = tuple(v.shape for v in tensor_vals)
+        compiled = self._by_size.get(sizes)
+        if compiled is None:  # a fresh jit per size: JAX's caches for it die with the executable
+            compiled = jax.jit(self._exported.call).trace(tensor_vals, var_vals, calls).lower().compile()
+            self._by_size[sizes] = compiled
+        return compiled
+
+    def __call__(self, tensor_vals: tuple, var_vals: tuple, calls: Any, variables: list[Variable]) -> Any:
+        try:
+            try:
+                outs, new_vals, failure = self._executable(tensor_vals, var_vals, calls)(tensor_vals, var_vals,
+                                                                                        calls)
+            except (TypeError, ValueError):
+                # an argument the executable was not compiled for (a weakly typed value, another device): the
+                # traceable replay, which JAX compiles for it
+                outs, new_vals, failure = self._replayed()(tensor_vals, var_vals, calls)
+        except Exception as e:  # XLA's runtime errors (out of memory) as TF's, nothing written back
+            if not errors.is_jax(e):
+                raise
+            raise errors.from_jax(f"{self.function.__name__}", e) from None
         if failure:
             self._raise_failure(failure)
-        for variable, value in zip(self.assigned, new_vals):
-            variable._value = value  # the write-back: only once the whole step has run
+        for i, value in zip(self.assigned, new_vals):
+            variables[i]._value = value  # the write-back: only once the whole step has run
         return outs
+
+    def assigned_variables(self, variables: list[Variable]) -> list[Variable]:
+        return [variables[i] for i in self.assigned]
 
     def structure(self, outs: tuple) -> Any:
         treedef, is_tensor, python = self._out
@@ -220,17 +292,20 @@ class ConcreteFunction:
     def opdef(self) -> OpDef:
         """The op a call is recorded as on the tapes outside: a pure function of (arguments, variables)."""
         if self._opdef is None:
-            n_args, n_vars = self.template.n_tensors, len(self.variables)
+            n_args, n_vars = self.n_tensors, len(self._refs)
 
             def impl(*flat: Any) -> tuple:
                 # checked when the call ran (ConcreteFunction.__call__); a replay for a derivative is not
-                outs, new_vals, _ = self._jitted(flat[:n_args], flat[n_args:n_args + n_vars], flat[-1])
+                outs, new_vals, _ = self._replayed()(flat[:n_args], flat[n_args:n_args + n_vars], flat[-1])
                 return (*outs, *new_vals)
 
             self._opdef = OpDef(f"function.{self.function.__name__}", impl, op_type="PartitionedCall", jit=False,
                                 has_gradient=self.reverse_ok, no_gradient="" if self.reverse_ok else
                                 unbounded_loop_message())
         return self._opdef
+
+
+_MAX_SIZES = 64  # executables kept per relaxed (symbolic) trace, the least recently used forgotten
 
 
 def _live_inputs(jaxpr: Any, n_checks: int = 0) -> tuple[bool, ...]:

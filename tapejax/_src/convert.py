@@ -73,8 +73,9 @@ def to_array(value: Any, dtype: dtypes.DType | None = None, hint: dtypes.DType |
             array = jnp.asarray(host)
             if isinstance(array, jax.core.Tracer):
                 return array  # made inside a JAX trace that does not fold constants: it must not outlive it
-            _SCALARS[key] = array
-            _LITERALS[id(array)] = (host.dtype.str, host.item())
+            with _SCALARS.lock:  # both or neither: a literal's id must not outlive the array that _SCALARS keeps
+                _SCALARS[key] = array
+                _LITERALS[id(array)] = (host.dtype.str, host.item())
         return array
     return _convert(value, dtype, hint, from_python)
 

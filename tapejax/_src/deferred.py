@@ -18,6 +18,7 @@ never what it is. Shape and dtype errors are raised when the op is called, as ea
 from __future__ import annotations
 
 import math
+import threading
 import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -100,32 +101,40 @@ def resolve(value: Any) -> Any:
 
 def compute(app: Application) -> tuple:
     """Computes `app` and the deferred applications it depends on, in dependency order (iteratively: a chain of
-    thousands of deferred ops must not exhaust Python's recursion limit)."""
-    stack = [app]
-    while stack:
-        a = stack[-1]
-        if a.values is not None:
-            stack.pop()
-            continue
-        args = []
-        for v in a.ins:
-            if type(v) is Pending:
-                values = v.app.values
-                if values is None:
-                    stack.append(v.app)
-                    break
-                args.append(values[v.index])
-            else:
-                args.append(v)
-        else:  # every input is available
-            try:
-                out = a.fn(*args)
-            except (TypeError, ValueError) as e:
-                raise errors.invalid_argument(a.op_type, str(e)) from e
-            a.values = tuple(out) if a.multiple else (out,)
-            a.ins = None
-            stack.pop()
+    thousands of deferred ops must not exhaust Python's recursion limit).
+
+    One thread at a time: a tensor may be read by a thread other than the one that made it, and an application
+    must be computed once (its `ins` are dropped when it is)."""
+    with _COMPUTING:
+        stack = [app]
+        while stack:
+            a = stack[-1]
+            ins = a.ins
+            if a.values is not None or ins is None:  # (`set` by a compiled run: values first, then ins dropped)
+                stack.pop()
+                continue
+            args = []
+            for v in ins:
+                if type(v) is Pending:
+                    values = v.app.values
+                    if values is None:
+                        stack.append(v.app)
+                        break
+                    args.append(values[v.index])
+                else:
+                    args.append(v)
+            else:  # every input is available
+                try:
+                    out = a.fn(*args)
+                except Exception as e:
+                    raise errors.from_jax(a.op_type, e) from None
+                a.values = tuple(out) if a.multiple else (out,)
+                a.ins = None
+                stack.pop()
     return app.values
+
+
+_COMPUTING = threading.RLock()
 
 
 def compute_detached(app: Application) -> tuple:
@@ -145,7 +154,9 @@ class DeferredTensor(Tensor):
 
     @property
     def _value(self) -> jax.Array:
-        value = _SLOT.__get__(self).value()
+        value = _SLOT.__get__(self)
+        if type(value) is Pending:  # (else another thread computed it just now)
+            value = value.value()
         _SLOT.__set__(self, value)
         self.__class__ = EagerTensor  # same layout: from now on a plain tensor, with no property in the way
         return value
@@ -201,8 +212,8 @@ def _infer(fn: Callable[..., Any], in_avals: tuple, op_type: str) -> tuple[bool,
     structs = [_struct(a) for a in in_avals]
     try:
         out = jax.eval_shape(fn, *structs)
-    except (TypeError, ValueError) as e:
-        raise errors.invalid_argument(op_type, str(e)) from e
+    except Exception as e:
+        raise errors.from_jax(op_type, e) from None
     multiple = type(out) is tuple or type(out) is list
     outs = out if multiple else (out,)
     return multiple, tuple((tuple(o.shape), o.dtype, bool(o.weak_type)) for o in outs)

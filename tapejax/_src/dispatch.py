@@ -66,6 +66,10 @@ def _read_inputs(opdef: OpDef, args: tuple) -> tuple[list, list[int]]:
                 break
         eager = not any(isinstance(v, jax.core.Tracer) for v in vals if type(v) is not Pending)
         for i in pending:
+            if isinstance(vals[i], str | bytes):  # TF: a string tensor where the op wants numbers
+                raise errors.invalid_argument(opdef.op_type, f"cannot compute {opdef.op_type} as input #{i}"
+                                              f"(zero-based) was expected to be a {hint or 'numeric'} tensor but is "
+                                              "a string tensor")
             vals[i] = to_array(vals[i], hint=hint if _in_group(group, i) else None, on_device=eager)
     return vals, tids
 
@@ -155,8 +159,8 @@ def apply(opdef: OpDef, args: tuple, params: dict[str, Any], params_key: tuple |
         vals = [deferred.resolve(v) for v in vals]
     try:
         out = fn(*vals)
-    except (TypeError, ValueError) as e:
-        raise errors.invalid_argument(opdef.op_type, str(e)) from e
+    except Exception as e:  # JAX's, XLA's, MLIR's and numpy's errors become TF's (free when nothing is raised)
+        raise errors.from_jax(opdef.op_type, e, CONTEXT.trace is not None) from None
     multiple = type(out) is tuple or type(out) is list
     outs = tuple(EagerTensor(o) for o in out) if multiple else (EagerTensor(out),)
     if tapes:

@@ -180,6 +180,9 @@ def infer_numpy_dtype(value: Any) -> np.dtype:
         return np.dtype(np.int64)
     if arr.dtype.kind == "b":
         return np.dtype(np.bool_)
+    if arr.dtype.kind not in "SU":  # TF's error for a value of no tensor type
+        raise ValueError(f"Attempt to convert a value ({value!r}) with an unsupported type ({type(value)}) to a "
+                         "Tensor.")
     raise TypeError(
         f"Cannot convert {value!r} to a tensor: tapejax supports numbers, booleans, nested lists of them and "
         "numpy arrays (strings are not supported)."

@@ -53,6 +53,44 @@ def invalid_argument(op_type: str, message: str) -> InvalidArgumentError:
     return InvalidArgumentError(None, None, f"{message} [Op:{op_type}] name: ")
 
 
+# XLA's status codes are TF's (both are absl's): a runtime error keeps its class.
+_STATUS = {"INVALID_ARGUMENT": InvalidArgumentError, "RESOURCE_EXHAUSTED": ResourceExhaustedError,
+           "INTERNAL": InternalError, "UNIMPLEMENTED": UnimplementedError, "FAILED_PRECONDITION":
+           FailedPreconditionError, "OUT_OF_RANGE": OutOfRangeError, "UNKNOWN": UnknownError,
+           "CANCELLED": CancelledError, "UNAVAILABLE": UnavailableError, "DEADLINE_EXCEEDED": DeadlineExceededError,
+           "NOT_FOUND": NotFoundError, "ABORTED": AbortedError}
+
+
+def from_jax(op_type: str, error: Exception, traced: bool = False) -> Exception:
+    """TF's exception for one that JAX, XLA, MLIR or numpy raised running op `op_type` (errors of tapejax's own
+    come back as they are). A runtime error keeps XLA's status as TF's class (ResourceExhaustedError, with advice,
+    for out-of-memory); any other is InvalidArgumentError, or, while a tf.function traces (`traced`), the
+    ValueError of TF's graph construction (the contracts raise its TypeError for dtypes themselves)."""
+    if (isinstance(error, OpError) or getattr(error, "tf_error", False) or type(error).__module__.startswith("tapejax")
+            or type(error).__name__ == "InconclusiveDimensionOperation"):  # function.py then traces per size
+        return error
+    text = str(error).strip() or type(error).__name__
+    if type(error).__name__ in ("XlaRuntimeError", "JaxRuntimeError"):
+        status = text.split(":", 1)[0]
+        cls = _STATUS.get(status, InvalidArgumentError)
+        if cls is ResourceExhaustedError:
+            text += OUT_OF_MEMORY
+        return cls(None, None, f"{text} [Op:{op_type}] name: ")
+    if traced:  # JAX reports shape errors as TypeError; TF's graph construction as ValueError
+        return ValueError(f"{text} for '{{node {op_type}}}'")
+    return invalid_argument(op_type, text)
+
+
+def is_jax(error: BaseException) -> bool:
+    """Whether an exception is one of JAX's or jaxlib's own (XLA's runtime errors, MLIR's, jax.errors)."""
+    return type(error).__module__.split(".", 1)[0] in ("jax", "jaxlib")
+
+
+OUT_OF_MEMORY: Final = (
+    " (tapejax: the device ran out of memory. Use smaller batches; for a jacobian, pass "
+    "`parallel_iterations` to compute it in chunks; `tf.debugging.clear_caches()` frees cached executables.)"
+)
+
 NON_PERSISTENT_SECOND_CALL: Final = (
     "A non-persistent GradientTape can only be used to compute one set of gradients (or jacobians). "
     "To compute several, create the tape with `tf.GradientTape(persistent=True)`."

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import collections
 import math
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import jax
 
-from . import caches, checking, deferred
+from . import caches, checking, deferred, errors
 from .lowering import Program, replay_fn
 
 
@@ -114,7 +115,19 @@ class Lowered:
         `apps` are the steps' deferred applications (deferred.py). A compiled run also returns the values of
         those whose tensors are alive and fills them in: forward pass and derivative in one dispatch. Any other
         run computes them op by op first.
+
+        JAX's and XLA's own errors (out of memory) are raised as TF's (errors.from_jax); user code's (a custom
+        gradient's grad_fn) as they are.
         """
+        try:
+            return self._run(kind, build, args, eager, apps)
+        except Exception as e:
+            if not errors.is_jax(e):
+                raise
+            raise errors.from_jax(str(kind[0]), e) from None
+
+    def _run(self, kind: Any, build: Callable[[Callable], Callable[..., Any]], args: tuple,
+             eager: Callable[[], Any] | None, apps: Sequence[deferred.Application | None]) -> Any:
         leaves, consts, extras = args
         flat = (*leaves, *consts, *extras)
         if any(isinstance(x, jax.core.Tracer) for x in flat):
@@ -141,7 +154,12 @@ class Lowered:
             self._stats["compiled"] += 1
             compiled = executables[wanted] = self._jit(kind, build, len(leaves), len(consts), wanted)
         fn, spans = compiled
-        outs = fn(*flat)
+        try:
+            outs = fn(*flat)
+        except Exception as e:  # XLA's runtime errors (out of memory) as TF's; user code's errors as they are
+            if not errors.is_jax(e):
+                raise
+            raise errors.from_jax(str(kind[0]), e) from None
         if checking.FLAG.on:
             return self._check(kind, build, args, eager, apps, outs, spans)
         if not wanted:
@@ -197,7 +215,11 @@ class Lowered:
 
 
 class Cache:
-    """A bounded LRU map from trace structure (program + input avals) to its Lowered function."""
+    """A bounded LRU map from trace structure (program + input avals) to its Lowered function.
+
+    Threads share it: the LRU order is changed under a lock (an OrderedDict's `move_to_end` and `popitem` racing
+    with each other raise KeyError). Two threads meeting a new structure at once keep the first one's Lowered.
+    """
 
     def __init__(self, maxsize: int = 512, name: str = "lowered programs"):
         self.name = name
@@ -206,21 +228,27 @@ class Cache:
         # What the compile policy decided, run by run: "compiled" (an executable made), "eager: size", "eager:
         # history", "eager: custom gradient" (runs without one). Cleared with the cache.
         self.stats: collections.Counter = collections.Counter()
+        self._lock = threading.Lock()
 
     def get(self, program: Program, avals: Any) -> Lowered:
         key = (program, avals)
         lowered = self._items.get(key)
-        if lowered is None:
-            lowered = self._items[key] = Lowered(program, self.stats)
+        if lowered is not None:
+            with self._lock:
+                if key in self._items:
+                    self._items.move_to_end(key)
+            return lowered
+        new = Lowered(program, self.stats)  # outside the lock: building the replay functions takes a while
+        with self._lock:
+            lowered = self._items.setdefault(key, new)
             if len(self._items) > self.maxsize:
                 self._items.popitem(last=False)
-        else:
-            self._items.move_to_end(key)
         return lowered
 
     def clear(self) -> None:
-        self._items.clear()
-        self.stats.clear()
+        with self._lock:
+            self._items.clear()
+            self.stats.clear()
 
     def __len__(self) -> int:
         return len(self._items)

@@ -24,14 +24,19 @@ import jax
 import numpy as np
 
 from .context import CONTEXT
-from . import autograph, dispatch
+from . import autograph, caches, dispatch, dtypes, logs, retracing
 from .concrete_function import ConcreteFunction
 from .module import Module
-from .signature import Binder, Static, Template, flat_specs, symbolic_specs
+from .signature import Binder, Static, Template, TensorSpec, flat_specs, symbolic_specs
 from .tensor import EagerTensor, Tensor, new_tid
 from .variable import Variable
 
 _MAX_DISCOVERY_TRACES = 4  # a trace that keeps meeting new variables is a bug in the step: say so
+MAX_TRACES = 64  # traces kept per tf.function (TF keeps every one): a shape storm's memory stays bounded
+_EVICTION_MESSAGE = (
+    "tf.function {} has been traced for more than {} different signatures (argument shapes, dtypes, Python "
+    "values): the least recently used traces are dropped, and traced again if called again. Pass "
+    "reduce_retracing=True or an input_signature with None dimensions to trace once for many shapes.")
 
 
 class _Config(threading.local):
@@ -49,6 +54,26 @@ def run_functions_eagerly(run_eagerly: bool) -> None:
 
 def functions_run_eagerly() -> bool:
     return _CONFIG.run_eagerly
+
+
+class _PerInstance:
+    """An instance's own Function of a method, in the instance's `__dict__`: copying or pickling the instance
+    drops it (the copy gets a Function of its own on first use), and `instance_id` tells a stale one apart."""
+
+    __slots__ = ("instance_id", "function")
+
+    def __init__(self, instance_id: int, function: Function):
+        self.instance_id = instance_id
+        self.function = function
+
+    def __copy__(self) -> None:
+        return None
+
+    def __deepcopy__(self, memo: dict) -> None:
+        return None
+
+    def __reduce__(self) -> tuple:
+        return (type(None), ())
 
 
 class Function:
@@ -75,14 +100,25 @@ class Function:
         self._autograph = autograph
         self.__name__ = name or getattr(python_function, "__name__", "function")
         functools.update_wrapper(self, python_function, updated=())
-        self._concrete: dict[Any, ConcreteFunction] = {}
-        self._variables: dict[int, Variable] = {}  # uid -> variable: the inputs of every later trace
+        # call key -> its trace; the least recently used forgotten past the bound (and traced again if needed)
+        self._concrete = caches.Recent(f"traces of {self.__name__}", MAX_TRACES)
+        # reduce_retracing: (treedef, statics) -> the relaxed signatures traced for them
+        self._relaxed = caches.Recent("relaxed signatures", MAX_TRACES)
+        self._per_size: set = set()  # relaxed signatures whose step needs concrete sizes: traced per size
+        # variables a trace met that the seeding did not find, held weakly: inputs of the later traces too
+        self._discovered: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+        self._created: list[Variable] = []  # created by its first trace: this function owns them, as TF's does
         self._traced_once = False
         self._tracing_count = 0
-        self._counted: set = set()  # the keys whose trace is counted, whether traced here or inlined in another
+        # the keys whose trace is counted, whether traced here or inlined in another (key -> True)
+        self._counted = caches.Recent("counted traces", 16 * MAX_TRACES)
+        self._lock = threading.RLock()  # one trace at a time: concurrent first calls trace once, as in TF
+        self._detector = retracing.detector(python_function)
+        self._warned_eviction = False
         self._calls = 0  # the call number random ops fold into their keys
         self._seed_epoch = _SEED_EPOCH[0]
-        self._bound: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self._bound: dict = weakref.WeakKeyDictionary()  # per-instance Functions of instances without __dict__
+        self._attribute = f"_tapejax_function_{id(self):x}"  # where an instance keeps its own (__get__)
         self._binder = Binder(python_function, self._input_signature)  # binding and keying calls
 
     @property
@@ -101,15 +137,24 @@ class Function:
         return self._tracing_count
 
     def __get__(self, instance: Any, owner: Any = None) -> Any:
-        """Methods: one Function per instance, so each instance's variables are its own inputs."""
+        """Methods: one Function per instance, so each instance's variables are its own inputs. It is kept in the
+        instance's `__dict__` (a weak map from instances to Functions that are bound to them would keep every
+        instance alive), where a copy of the instance does not carry it over (_PerInstance)."""
         if instance is None:
             return self
-        bound = self._bound.get(instance)
-        if bound is None:
-            bound = Function(types.MethodType(self._python_function, instance), self._input_signature,
-                             self._jit_compile, self._reduce_retracing, self._autograph, self.__name__)
-            self._bound[instance] = bound
-        return bound
+        store = getattr(instance, "__dict__", None)
+        if store is None:  # no __dict__ (__slots__): a weak map, which keeps such instances alive
+            store = self._bound
+        holder = store.get(self._attribute)
+        if holder is None or holder.instance_id != id(instance):
+            with self._lock:
+                holder = store.get(self._attribute)
+                if holder is None or holder.instance_id != id(instance):
+                    holder = _PerInstance(id(instance), Function(
+                        types.MethodType(self._python_function, instance), self._input_signature,
+                        self._jit_compile, self._reduce_retracing, self._autograph, self.__name__))
+                    store[self._attribute] = holder
+        return holder.function
 
     def __repr__(self) -> str:
         return f"<tapejax.Function {self.__name__} at {id(self):#x}>"
@@ -123,9 +168,12 @@ class Function:
             return self._inline()(*args, **kwargs)
         template, tensors = self._binder.bind(*self._binder.canonical(args, kwargs))
         concrete = self._concrete.get(template.key)
-        if concrete is None:
-            concrete = self._trace(template, tensors)
-        return self._run(concrete, template, tensors)
+        variables = None if concrete is None else concrete.live_variables()
+        if variables is None:
+            concrete, variables = self._lookup(template, tensors, note=True)
+        else:
+            self._detector.called_without_tracing()
+        return self._run(concrete, variables, tensors)
 
     def _inline(self) -> Callable:
         """What another function's trace runs for a call to this one: the Python function (converted by AutoGraph
@@ -135,7 +183,7 @@ class Function:
             args, kwargs = self._binder.canonical(args, kwargs)
             key = self._binder.count_key(self._binder.bind(args, kwargs)[0])
             if key not in self._counted:
-                self._counted.add(key)
+                self._counted[key] = True
                 self._tracing_count += 1
             return self._traced_function()(*args, **kwargs)
 
@@ -146,18 +194,64 @@ class Function:
             args = tuple(EagerTensor(jax.numpy.zeros([d or 1 for d in s.shape], s.dtype._np))
                          for s in self._input_signature)
         template, tensors = self._binder.bind(*self._binder.canonical(args, kwargs))
-        concrete = self._concrete.get(template.key)
-        return concrete if concrete is not None else self._trace(template, tensors)
+        return self._lookup(template, tensors, note=False)[0]
 
-    def _trace(self, template: Template, tensors: list[Tensor]) -> ConcreteFunction:
-        """Traces until the variable set is stable; Python side effects run once per trace, as in TF."""
-        if not self._variables:
-            self._variables.update(_reachable_variables(self._python_function, tensors, template))
+    def _lookup(self, template: Template, tensors: list[Tensor], note: bool) -> tuple[ConcreteFunction, list]:
+        """The trace for a call that the hot path did not find: traced here, under the lock, unless another
+        thread traced it meanwhile or (reduce_retracing) a relaxed trace accepts it. A call that traced counts
+        towards TF's warning about frequent retracing."""
+        with self._lock:
+            count = self._tracing_count
+            concrete = self._concrete.get(template.key)
+            variables = None if concrete is None else concrete.live_variables()
+            if variables is None:
+                concrete = self._trace_call(template, tensors)
+                variables = concrete.live_variables()
+            traced = self._tracing_count != count
+        if note:
+            if traced:
+                # TF names a method's function unbound (`<function M.__call__ at ...>`)
+                self._detector.called_with_tracing(getattr(self._python_function, "__func__", self._python_function))
+            else:
+                self._detector.called_without_tracing()
+        return concrete, variables
+
+    def _trace_call(self, template: Template, tensors: list[Tensor]) -> ConcreteFunction:
+        if not self._reduce_retracing or self._input_signature is not None:
+            symbolic = symbolic_specs(flat_specs(self._input_signature)) if self._binder.symbolic else None
+            return self._trace(template, tensors, template.key, self._binder.count_key(template), symbolic)
+        # reduce_retracing: the trace of a relaxed signature (TF's), which the call's exact key then aliases
+        group, specs = template.key[:2], template.key[2]
+        traced = self._relaxed.get(group)
+        if traced is None:
+            traced = self._relaxed[group] = []
+        general = retracing.accepting(traced, specs)
+        if general is None:
+            general = retracing.relax(specs, traced)
+            traced.append(general)
+        realised = retracing.realise(general, specs)
+        if realised == specs or (*group, general) in self._per_size:
+            key, symbolic = template.key, None
+        else:
+            key = (*group, realised)
+            symbolic = symbolic_specs([TensorSpec(shape, dtypes.from_numpy(dtype)) for shape, dtype in realised])
+        concrete = self._concrete.get(key)
+        if concrete is None or concrete.live_variables() is None:
+            concrete = self._trace(template, tensors, key, (*group, general), symbolic)
+        self._store(template.key, concrete)
+        return concrete
+
+    def _trace(self, template: Template, tensors: list[Tensor], key: Any, count_key: Any,
+               symbolic: tuple | None) -> ConcreteFunction:
+        """Traces until the variable set is stable; Python side effects run once per trace, as in TF. The
+        variables are those reachable from this call (not every variable an earlier call passed: a function
+        reused across models traces each model once, with its own variables), and those earlier traces met."""
+        found = _reachable_variables(self._python_function, tensors, template)
+        found.update(self._discovered)
         tensor_vals = tuple(t._value for t in tensors)
-        symbolic = symbolic_specs(flat_specs(self._input_signature)) if self._binder.symbolic else None
-        count, count_key = self._tracing_count, self._binder.count_key(template)
+        count = self._tracing_count
         for _ in range(_MAX_DISCOVERY_TRACES):
-            variables = list(self._variables.values())
+            variables = list(found.values())
             concrete = ConcreteFunction(self, template, variables, first=not self._traced_once)
             try:
                 concrete.trace(tensor_vals, tuple(v._value for v in variables), _NO_CALLS, symbolic)
@@ -166,38 +260,53 @@ class Function:
                     raise
                 self._tracing_count -= 1  # that trace was abandoned, not kept
                 # the step needs a concrete size somewhere: trace per size instead, as XLA compiles anyway
-                self._binder.symbolic, symbolic = False, None
-                template = template._replace(key=(*template.key[:2], tuple((v.shape, v.dtype) for v in tensor_vals)))
+                if self._input_signature is not None:
+                    self._binder.symbolic = False
+                    template = template._replace(
+                        key=(*template.key[:2], tuple((v.shape, v.dtype) for v in tensor_vals)))
+                else:
+                    self._per_size.add(count_key)
+                key, symbolic = template.key, None
                 continue
             self._traced_once = True
+            self._created.extend(concrete.created)
             if not concrete.discovered:
-                self._concrete[template.key] = concrete
-                if count_key in self._counted:  # counted already (inlined in another trace, or another size)
-                    self._tracing_count = count
-                self._counted.add(count_key)
+                concrete.finish()
+                self._store(key, concrete)
+                if count_key in self._counted:  # counted already (inlined in another trace, another size, or
+                    self._tracing_count = count  # traced before and forgotten: TF keeps every trace)
+                self._counted[count_key] = True
                 return concrete
-            self._variables.update(concrete.discovered)
+            self._discovered.update(concrete.discovered)
+            found.update(concrete.discovered)
         raise RuntimeError(f"tf.function {self.__name__!r} met new variables on each of "
                            f"{_MAX_DISCOVERY_TRACES} traces: create its variables once, outside the step or on "
                            "its first call.")
 
-    def _run(self, concrete: ConcreteFunction, template: Template, tensors: list[Tensor]) -> Any:
+    def _store(self, key: Any, concrete: ConcreteFunction) -> None:
+        evicted = self._concrete.evicted
+        self._concrete[key] = concrete
+        if self._concrete.evicted != evicted and not self._warned_eviction:
+            self._warned_eviction = True
+            logs.warning(_EVICTION_MESSAGE.format(self._python_function, MAX_TRACES))
+
+    def _run(self, concrete: ConcreteFunction, variables: list[Variable], tensors: list[Tensor]) -> Any:
         if self._seed_epoch != _SEED_EPOCH[0]:  # tf.random.set_seed restarts the sequence of every function
             self._seed_epoch, self._calls = _SEED_EPOCH[0], 0
         calls = jax.numpy.asarray(self._calls, np.uint32) if concrete.used_calls else _NO_CALLS
         self._calls += 1
         tapes = CONTEXT.tapes
         if not tapes:
-            outs = concrete(tuple([t._value for t in tensors]), tuple([v._current() for v in concrete.variables]),
-                            calls)
+            outs = concrete(tuple([t._value for t in tensors]), tuple([v._current() for v in variables]), calls,
+                            variables)
             return concrete.structure(tuple([EagerTensor(o) for o in outs]))
         # Under tapes outside the function: the call is one recorded op of (arguments, variable reads).
-        reads = [v._read() for v in concrete.variables]
+        reads = [v._read() for v in variables]
         tensor_vals = tuple(t._value for t in tensors)
         var_vals = tuple(value for _, value in reads)
-        outs = concrete(tensor_vals, var_vals, calls)
+        outs = concrete(tensor_vals, var_vals, calls, variables)
         results = tuple(EagerTensor(o) for o in outs)
-        written = tuple(EagerTensor(v._value) for v in concrete.assigned)
+        written = tuple(EagerTensor(v._value) for v in concrete.assigned_variables(variables))
         in_tids = (*(t._tid for t in tensors), *(tid for tid, _ in reads), new_tid())
         if concrete.used is not None:  # an input the step never reads is not connected: its gradient is None
             in_tids = tuple(t if used else new_tid() for t, used in zip(in_tids, concrete.used))

@@ -8,14 +8,20 @@ from __future__ import annotations
 
 import logging
 import sys
+import threading
 
 _logger: logging.Logger | None = None
+_LOCK = threading.Lock()  # two threads warning first must not both add a handler (each line printed twice)
 
 
 def get_logger() -> logging.Logger:
     """The logger tapejax warns through (`tf.get_logger()`)."""
     global _logger
-    if _logger is None:
+    if _logger is not None:
+        return _logger
+    with _LOCK:
+        if _logger is not None:
+            return _logger
         logger = logging.getLogger("tensorflow")
         if not logger.handlers and not logging.getLogger().handlers:
             interactive = hasattr(sys, "ps1") or bool(sys.flags.interactive)

@@ -15,7 +15,7 @@ from typing import Any
 import jax
 import numpy as np
 
-from . import dispatch
+from . import contracts, dispatch
 from .tensor import OPERATORS, _Operators
 
 
@@ -120,6 +120,7 @@ def op(
     same_dtype: bool | tuple[int, ...] = True,
     jit: bool = True,
     check: Callable[..., None] | None = None,
+    contract: tuple[contracts.Contract, ...] = (),
     signature: str | None = None,
     doc: str = "",
     no_gradient_args: tuple[int, ...] = (),
@@ -132,6 +133,8 @@ def op(
         keyword parameters, the others tensor arguments. A `*args` parameter takes a sequence of tensors.
       signature: comma-separated TF parameter names for the tensor arguments when `impl` has no usable
         signature (e.g. `jnp.sin` -> "x").
+      contract: the row's argument contracts (contracts.py), compiled into `impl` (shapes and dtypes, checked when
+        JAX traces it) and `check` (values).
       static, differentiable, has_gradient, op_type, same_dtype, jit, check, doc, no_gradient_args: see OpDef.
 
     The rows in tapejax/ops/ read like this (`sin = op("math.sin", jnp.sin, signature="x")`):
@@ -146,6 +149,9 @@ def op(
         sig = inspect.Signature(parameters)
     else:
         sig = inspect.signature(impl)
+    op_type = op_type or _camel(name)
+    if contract:
+        impl, check = contracts.compile(op_type, sig, tuple(static), contract, impl, check)
     no_gradient_args = tuple(no_gradient_args)
     if no_gradient_args:
         impl = _stop_gradient_at(impl, frozenset(no_gradient_args))
@@ -153,7 +159,7 @@ def op(
         # Eagerly such an op is not recorded; traced inside a tf.function (or a captured branch) it is part of a
         # JAX function that JAX differentiates whole, so its outputs must stop JAX's derivative there too.
         impl = _stop_gradient_of_outputs(impl)
-    opdef = OpDef(name, impl, tuple(static), differentiable, has_gradient, op_type or _camel(name), same_dtype,
+    opdef = OpDef(name, impl, tuple(static), differentiable, has_gradient, op_type, same_dtype,
                   jit, check, doc=doc, no_gradient_args=no_gradient_args)
     REGISTRY[name] = opdef
     fn = _public_callable(opdef, sig)

@@ -10,6 +10,7 @@ retrace. An input_signature with None dimensions keys every call alike: it is tr
 from __future__ import annotations
 
 import inspect
+import weakref
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -74,6 +75,11 @@ def _leaf_key(x: Any) -> Any:
         hash(x)
     except TypeError:
         return ("id", id(x))
+    if type(x).__hash__ is object.__hash__:  # compared by identity (a model, a layer): keyed by a weak reference,
+        try:  # so no trace keeps it alive; a dead one never equals a live one (weakref equality), whatever its id
+            return ("ref", weakref.ref(x))
+        except TypeError:
+            pass
     return (type(x), x)
 
 
@@ -112,12 +118,18 @@ _TENSOR = _TensorSlot()
 
 
 class Static:
-    """A Python argument held in a template: compared by `_leaf_key` (value, or identity when unhashable)."""
+    """A Python argument held in a template: compared by `_leaf_key` (value, or identity when unhashable); an
+    object compared by identity is held weakly, so a trace does not keep a deleted model alive."""
 
-    __slots__ = ("value", "key")
+    __slots__ = ("_value", "key")
 
     def __init__(self, value: Any):
-        self.value, self.key = value, _leaf_key(value)
+        self.key = _leaf_key(value)
+        self._value = None if self.key[0] == "ref" else value
+
+    @property
+    def value(self) -> Any:
+        return self.key[1]() if self.key[0] == "ref" else self._value
 
     def __hash__(self) -> int:
         return hash(self.key)

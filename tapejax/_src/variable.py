@@ -14,7 +14,7 @@ from typing import Any
 import jax
 import numpy as np
 
-from . import dtypes
+from . import dtypes, errors
 from .tensor import OPERATORS, EagerTensor, Tensor, TensorShape, _Operators, new_tid, numpy_text
 from .context import CONTEXT
 from .convert import to_array
@@ -70,12 +70,18 @@ class Variable(_Operators):
         shape: Any = None,
         experimental_enable_variable_lifting: bool = True,
     ):
-        """Creates a variable; `caching_device`, `synchronization`, `aggregation` and the like are ignored."""
+        """Creates a variable; `caching_device`, `synchronization`, `aggregation` and the like are ignored.
+
+        `constraint` is kept for optimizers, which apply it to the variable's value after each update, as in TF;
+        `assign` and its kind do not apply it.
+        """
         if initial_value is None:
             raise ValueError("initial_value must be specified.")
+        if constraint is not None and not callable(constraint):
+            raise ValueError(f"Argument `constraint` must be None or a callable. Got a {type(constraint)}: {constraint}")
         trace = CONTEXT.trace
         if trace is not None:
-            trace.check_creation()  # TF's ValueError on a later trace, before the initial value is computed
+            trace.check_creation(self)  # TF's ValueError on a later trace, before the initial value is computed
         if callable(initial_value):
             initial_value = initial_value()
         value = to_array(initial_value, dtype=None if dtype is None else dtypes.as_dtype(dtype))
@@ -91,6 +97,9 @@ class Variable(_Operators):
         self._name = "/".join([*CONTEXT.name_scopes, base]) + ":0"
         self._trainable = True if trainable is None else bool(trainable)
         self._shape = TensorShape(self._value.shape if shape is None and validate_shape else shape)
+        if shape is not None and not self._shape.is_compatible_with(self._value.shape):
+            raise ValueError(f"In this `tf.Variable` creation, the initial value's shape ({self._value.shape}) is not "
+                             f"compatible with the explicitly supplied `shape` argument ({self._shape}).")
         self._constraint = constraint
 
     # -- reading ---------------------------------------------------------------------------------------------
@@ -134,9 +143,12 @@ class Variable(_Operators):
 
     # -- assignment ------------------------------------------------------------------------------------------
 
-    def _new_value(self, value: Any) -> jax.Array:
+    def _new_value(self, value: Any, update: str = "") -> jax.Array:
         array = to_array(value, dtype=self.dtype)
         if self._shape._dims != array.shape and not self._shape.is_compatible_with(array.shape):
+            if update:  # TF's AssignAdd/AssignSub kernels check, not its Python
+                raise errors.invalid_argument(update, f"Cannot update variable with shape {list(self.shape)} using "
+                                                      f"a Tensor with shape {list(array.shape)}, shapes must be equal.")
             raise ValueError(
                 f"Cannot assign value to variable ' {self._name}': Shape mismatch.The variable shape "
                 f"{self._shape}, and the assigned value shape {TensorShape(array.shape)} are incompatible."
@@ -144,9 +156,6 @@ class Variable(_Operators):
         return array if isinstance(array, jax.Array) else jax.numpy.asarray(array)
 
     def _set(self, value: jax.Array, read_value: bool, tid: int = 0) -> Any:
-        if self._constraint is not None:
-            value = to_array(self._constraint(EagerTensor(value)), dtype=self.dtype)
-            tid = 0
         if CONTEXT.trace is not None:
             CONTEXT.trace.assign(self, value, tid)  # written back when the compiled step returns
         else:
@@ -162,13 +171,13 @@ class Variable(_Operators):
         self._note_assignment("assign_add", delta)
         if CONTEXT.trace is not None:  # through the op table, so a traced loop body sees the new value's id
             return self.assign(OPERATORS["math.add"](self.read_value(), delta), read_value=read_value)
-        return self._set(self._current() + self._new_value(delta), read_value)
+        return self._set(self._current() + self._new_value(delta, "AssignAddVariableOp"), read_value)
 
     def assign_sub(self, delta: Any, use_locking: Any = None, name: str | None = None, read_value: bool = True):
         self._note_assignment("assign_sub", delta)
         if CONTEXT.trace is not None:
             return self.assign(OPERATORS["math.subtract"](self.read_value(), delta), read_value=read_value)
-        return self._set(self._current() - self._new_value(delta), read_value)
+        return self._set(self._current() - self._new_value(delta, "AssignSubVariableOp"), read_value)
 
     def _note_assignment(self, method: str, value: Any) -> None:
         """Tells the recording tapes that state changed here: a gradient through it will be None (debugging)."""

@@ -23,11 +23,21 @@ import numpy as np
 import tapejax as tf
 from tapejax.keras import activations, initializers
 
-_NAME_COUNTS: defaultdict[str, itertools.count] = defaultdict(itertools.count)
+class _Names(threading.local):
+    """How many objects of each base name this thread has named: Keras 3 keeps these counts per thread (its
+    global state is a `threading.local`), so `Dense()` is `dense` in every new thread."""
+
+    def __init__(self):
+        self.counts: defaultdict[str, int] = defaultdict(int)
+
+
+_NAMES = _Names()
 
 
 def _unique_name(base: str) -> str:
-    n = next(_NAME_COUNTS[base])
+    counts = _NAMES.counts
+    n = counts[base]
+    counts[base] = n + 1
     return base if n == 0 else f"{base}_{n}"
 
 
@@ -62,11 +72,12 @@ def _training_index(layer: Layer) -> int | None:
     only by keyword, None if it does not take it."""
     cls = type(layer)
     if cls not in _TRAINING_INDEX:
-        _TRAINING_INDEX[cls] = None
+        index = None  # published once found: another thread must never read a half-made answer
         for i, parameter in enumerate(inspect.signature(layer.call).parameters.values()):
             if parameter.name == "training":
                 positional = parameter.kind in (parameter.POSITIONAL_ONLY, parameter.POSITIONAL_OR_KEYWORD)
-                _TRAINING_INDEX[cls] = i - 1 if positional else -1
+                index = i - 1 if positional else -1
+        _TRAINING_INDEX[cls] = index
     return _TRAINING_INDEX[cls]
 
 

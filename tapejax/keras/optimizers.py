@@ -8,6 +8,10 @@ epsilon) are injected each step with `optax.inject_hyperparams`.
 
 from __future__ import annotations
 
+import functools
+import inspect
+import types
+import warnings
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -17,6 +21,7 @@ import optax
 
 import tapejax as tf
 from tapejax.keras import schedules as schedules
+from tapejax._src import caches
 from tapejax._src.module import camel_to_snake
 from tapejax.keras.schedules import LearningRateSchedule
 
@@ -28,7 +33,15 @@ class Optimizer:
     hyperparameters), so the same code runs eagerly and inside `tf.function`, where its variables are compiled
     state. Keras's `weight_decay` (decoupled: `var -= var * weight_decay * lr` before the update), `clipnorm`,
     `clipvalue` and `global_clipnorm` apply to every optimizer.
+
+    A learning rate may be a float, a `LearningRateSchedule` (called with `iterations` on every step) or a
+    callable taking no arguments, called as Keras calls it: never at construction, once per step for the update
+    and once more per variable that weight decay applies to (before the update), and on each read of
+    `learning_rate`.
     """
+
+    # The attributes `_rule` reads: optimizers configured alike share one compiled update (None: not shared).
+    _RULE_ARGS: tuple[str, ...] | None = None
 
     def __init__(self, learning_rate: float | LearningRateSchedule | Callable = 0.001, name: str | None = None,
                  weight_decay: float | None = None, clipnorm: float | None = None, clipvalue: float | None = None,
@@ -44,67 +57,109 @@ class Optimizer:
         self.iterations = tf.Variable(0, dtype=tf.int64, trainable=False, name="iteration")
         # variable uid -> (state treedef, what each state leaf is, the slots): see _state
         self._slots: dict[int, tuple[Any, tuple[Any, ...], list[tf.Variable]]] = {}
-        with tf.init_scope():
-            first = {k: _as_float32(v) for k, v in self._hyperparameters(tf.constant(1.0)).items()}
-        self._transformation = optax.inject_hyperparams(self._rule)(**first)
+        self._known: set[int] | None = None  # the uids of the variables it was built for (Keras 3 checks them)
         # All variables' updates in one executable: eagerly one dispatch per step, not one per variable, and no
         # variable is assigned until every update is computed.
-        self._step = jax.jit(self._update_all)
+        self._transformation, self._step = _update_rule(self)
 
     # -- what each optimizer defines -------------------------------------------------------------------
 
     def _rule(self, **hyperparameters: Any) -> optax.GradientTransformation:
         raise NotImplementedError
 
-    def _hyperparameters(self, t: Any) -> dict[str, Any]:
+    def _hyperparameters(self, t: Any, learning_rate: Any) -> dict[str, Any]:
         """The injected hyperparameters at step t (a float32 tensor, 1 for the first update)."""
-        return {"learning_rate": self._current_learning_rate(t - 1.0)}
+        return {"learning_rate": learning_rate}
 
     # -- the API -------------------------------------------------------------------------------------------
 
     @property
     def learning_rate(self) -> float:
-        return float(self._current_learning_rate(tf.cast(self.iterations, tf.float32)))
+        return float(self._current_learning_rate())
 
-    def _current_learning_rate(self, step: Any) -> Any:
+    def _current_learning_rate(self) -> Any:
+        """The learning rate now: a schedule at `iterations`, a callable called (Keras: with no arguments)."""
         lr = self._learning_rate
         if isinstance(lr, LearningRateSchedule):
-            return lr(step)
-        return lr() if callable(lr) else lr  # Keras: a callable learning rate takes no arguments
+            return lr(self.iterations)
+        return lr() if callable(lr) else lr
 
     def apply_gradients(self, grads_and_vars: Iterable[tuple[Any, tf.Variable]]) -> tf.Variable:
-        """Updates each variable from its gradient (None gradients are skipped); returns `iterations`."""
-        pairs = [(g, v) for g, v in grads_and_vars if g is not None]
-        grads = self._clip([tf.convert_to_tensor(g, dtype=v.dtype) for g, v in pairs])
+        """Updates each variable from its gradient; returns `iterations`.
+
+        Pairs whose gradient is None are skipped with Keras's warning; if every gradient is None, Keras's
+        ValueError. Each gradient is converted to a tensor and cast to its variable's dtype (as Keras does); its
+        shape must be the variable's. Everything is checked and computed before anything is assigned, so a step
+        that raises leaves the variables, the optimizer's slots and `iterations` as they were. A variable's
+        `constraint` is applied to its new value, after the update (Keras), and the first call (or `build`)
+        fixes the variables this optimizer may update (Keras 3).
+
+        Raises:
+          ValueError: no pairs, pairs that are not pairs, every gradient None, a variable this optimizer was not
+            built for (Keras's messages).
+          AttributeError: a "variable" that is not a `tf.Variable` (the type Keras fails with).
+          GradientShapeError: a gradient whose shape is not its variable's; it is both
+            `tf.errors.InvalidArgumentError` and ValueError, the two types Keras raises, by optimizer.
+
+        Differences from TensorFlow: Keras broadcasts a gradient of a broadcastable shape (a (1,) gradient onto
+        a (2,) variable in Adam, RMSprop, Adagrad; a (2,) one onto a (1, 2) variable in all) silently; tapejax
+        raises for every optimizer, before assigning. Keras assigns variable by variable, so a failure midway (a bad shape, a
+        constraint that raises) leaves earlier variables updated; tapejax's step is atomic.
+
+        >>> import tapejax as tf
+        >>> w = tf.Variable([1.0, 2.0])
+        >>> opt = tf.keras.optimizers.SGD(0.1)
+        >>> try:
+        ...     opt.apply_gradients([(tf.constant([1.0]), w)])
+        ... except tf.errors.InvalidArgumentError as e:
+        ...     print(str(e).split(" (")[0])
+        Cannot update variable with shape [2] using a Tensor with shape [1], shapes must be equal.
+        >>> w.numpy(), int(opt.iterations)
+        (array([1., 2.], dtype=float32), 0)
+        """
+        grads, variables = _checked_pairs(grads_and_vars)
+        if self._known is None:
+            self.build(variables)
+        for v in variables:
+            if v._uid not in self._known:
+                raise ValueError(f"Unknown variable: {v!r}. This optimizer can only be called for the variables it "
+                                 "was originally built with. When working with a new set of variables, you should "
+                                 "recreate a new optimizer instance.")
+        missing = [v.name for g, v in zip(grads, variables) if g is None]
+        pairs = [(g, v) for g, v in zip(grads, variables) if g is not None]
+        if not pairs:
+            raise ValueError("No gradients provided for any variable.")
+        if missing:
+            warnings.warn(f"Gradients do not exist for variables {missing} when minimizing the loss. If using "
+                          "`model.compile()`, did you forget to provide a `loss` argument?", stacklevel=2)
+        values = {v._uid: v.value().value for _, v in pairs}
+        grads = self._clip([_gradient_for(g, v, values[v._uid]) for g, v in pairs])
+        decays = None
+        if self.weight_decay:  # Keras reads the learning rate once per decayed variable, then for the update
+            decays = [_as_float32(self.weight_decay * self._current_learning_rate()) for _ in pairs]
         t = tf.cast(self.iterations, tf.float32) + 1.0
-        hyperparameters = {k: _as_float32(v) for k, v in self._hyperparameters(t).items()}
-        decay = None
-        if self.weight_decay:
-            decay = _as_float32(self.weight_decay * self._current_learning_rate(t - 1.0))
-        count = tf.cast(self.iterations, tf.int32).value  # Keras: every variable's bias correction uses it
-        layouts, states = [], []
-        for _, variable in pairs:
-            treedef, kinds, slots = layout = self._state(variable)
-            values = iter(slots)
-            leaves = [next(values).value().value if kind is _SLOT else count if kind is _COUNT else kind
-                      for kind in kinds]
-            layouts.append(layout)
-            states.append(jax.tree_util.tree_unflatten(treedef, leaves))
-        updated = self._step([g.value for g in grads], states, [v.value().value for _, v in pairs],
-                             hyperparameters, decay)
-        for (_, variable), (_, kinds, slots), (new_value, new_state) in zip(pairs, layouts, updated):
-            variable.assign(new_value)
-            new_leaves = jax.tree_util.tree_leaves(new_state)
-            for slot, value in zip(slots, (v for v, kind in zip(new_leaves, kinds) if kind is _SLOT)):
-                slot.assign(value)
-        self.iterations.assign_add(1)
+        hyperparameters = {k: _as_float32(v)
+                           for k, v in self._hyperparameters(t, self._current_learning_rate()).items()}
+        states = self._updated(pairs, [g.value for g in grads], values, hyperparameters, decays)
+        for _, v in pairs:  # Keras: each variable's constraint, on its updated value
+            if v.constraint is not None:
+                values[v._uid] = v._new_value(v.constraint(tf.convert_to_tensor(values[v._uid])))
+        assignments = []
+        for _, v in {v._uid: (None, v) for _, v in pairs}.values():
+            _, kinds, slots = self._state(v)
+            assignments.append((v, values[v._uid]))
+            assignments += zip(slots, (x for x, kind in zip(states[v._uid], kinds) if kind is _SLOT))
+        _assign_all(assignments, self.iterations)
         return self.iterations
 
     def build(self, var_list: list[tf.Variable]) -> None:
         """Creates the state of each variable now (Keras 3), rather than on the first `apply_gradients`: a
-        `tf.function` step then creates no variables on its first call, and is traced once."""
+        `tf.function` step then creates no variables on its first call, and is traced once. The optimizer then
+        updates these variables only (Keras 3's ValueError for any other)."""
+        self._known = set() if self._known is None else self._known
         for variable in var_list:
             self._state(variable)
+            self._known.add(variable._uid)
 
     def minimize(self, loss: Any, var_list: list[tf.Variable], tape: tf.GradientTape | None = None) -> tf.Variable:
         """Computes the gradients of `loss` on `tape` and applies them."""
@@ -126,6 +181,42 @@ class Optimizer:
             scale = self.global_clipnorm / tf.maximum(norm, self.global_clipnorm)
             return [g * tf.cast(scale, g.dtype) for g in grads]
         return grads
+
+    def _updated(self, pairs: list[tuple[Any, tf.Variable]], grads: list[Any], values: dict[int, Any],
+                 hyperparameters: dict[str, Any], decays: list[Any] | None) -> dict[int, list[Any]]:
+        """Computes every update, assigning nothing: `values` (uid -> array) gets the new values; returns the new
+        state leaves of each variable (uid -> leaves, in `_state`'s order).
+
+        A variable listed more than once is decayed once per listing, then updated once per listing, in order,
+        as Keras does: the updates run in rounds, each taking at most one listing of a variable."""
+        count = tf.cast(self.iterations, tf.int32).value  # Keras: every variable's bias correction uses it
+        states: dict[int, list[Any]] = {}
+        for _, v in pairs:
+            _, kinds, slots = self._state(v)
+            slot_values = iter(slots)
+            states[v._uid] = [next(slot_values).value().value if kind is _SLOT else count if kind is _COUNT
+                              else kind for kind in kinds]
+        rounds: list[list[int]] = []
+        listed: dict[int, list[int]] = {}
+        for k, (_, v) in enumerate(pairs):
+            listed.setdefault(v._uid, []).append(k)
+            r = len(listed[v._uid]) - 1
+            if r == len(rounds):
+                rounds.append([])
+            rounds[r].append(k)
+        for r, ks in enumerate(rounds):
+            uids = [pairs[k][1]._uid for k in ks]
+            layouts = [self._state(pairs[k][1]) for k in ks]
+            trees = [jax.tree_util.tree_unflatten(layout[0], states[uid]) for layout, uid in zip(layouts, uids)]
+            round_decays = None if decays is None else [
+                tuple(decays[j] for j in listed[uid]) if r == 0 else () for uid in uids]
+            updated = self._step([grads[k] for k in ks], trees, [values[uid] for uid in uids], hyperparameters,
+                                 round_decays)
+            for uid, (_, kinds, _), (new_value, new_state) in zip(uids, layouts, updated):
+                values[uid] = new_value
+                states[uid] = [new if kind is _SLOT else old
+                               for new, old, kind in zip(jax.tree_util.tree_leaves(new_state), states[uid], kinds)]
+        return states
 
     def _state(self, variable: tf.Variable) -> tuple[Any, tuple[Any, ...], list[tf.Variable]]:
         """The optax state of `variable`: its treedef, what each leaf is, and the Variables holding the slots.
@@ -155,21 +246,109 @@ class Optimizer:
             entry = self._slots[variable._uid] = (treedef, tuple(kinds), slots)
         return entry
 
-    def _update_all(self, gradients: list[Any], states: list[Any], values: list[Any],
-                    hyperparameters: dict[str, Any], decay: Any) -> list[tuple[Any, Any]]:
-        return [self._update(g, s, v, hyperparameters, decay) for g, s, v in zip(gradients, states, values)]
-
-    def _update(self, gradient: Any, state: Any, value: Any, hyperparameters: dict[str, Any],
-                decay: Any) -> tuple[Any, Any]:
-        state.hyperparams.update({k: v.astype(state.hyperparams[k].dtype) for k, v in hyperparameters.items()})
-        if decay is not None:
-            value = value - value * decay.astype(value.dtype)
-        updates, new_state = self._transformation.update(gradient, state, value)
-        return optax.apply_updates(value, updates), new_state
-
     @property
     def variables(self) -> list[tf.Variable]:
         return [self.iterations] + [s for _, _, slots in self._slots.values() for s in slots]
+
+
+class GradientShapeError(tf.errors.InvalidArgumentError, ValueError):
+    """A gradient whose shape is not its variable's, raised by `apply_gradients` before anything is assigned.
+
+    Keras raises `tf.errors.InvalidArgumentError` where SGD assigns the gradient, and ValueError where an
+    optimizer assigns a slot of the broadcast shape (momentum, RMSprop): this error is both, so that an `except`
+    written for either catches it.
+    """
+
+
+def _checked_pairs(grads_and_vars: Iterable[Any]) -> tuple[list[Any], list[tf.Variable]]:
+    """The gradients and the variables of `apply_gradients`'s pairs, with Keras's exception types for what is not
+    a list of (gradient, tf.Variable) pairs and messages that say what was wrong."""
+    pairs = list(grads_and_vars)
+    if not pairs:
+        raise ValueError("apply_gradients() got no (gradient, variable) pairs: pass at least one, e.g. "
+                         "zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables).")
+    grads, variables = [], []
+    for k, pair in enumerate(pairs):
+        try:
+            gradient, variable = pair
+        except (TypeError, ValueError) as e:
+            raise type(e)(f"apply_gradients() takes (gradient, variable) pairs; item {k} is not a pair ({e}): "
+                          f"{pair!r}") from None
+        if not isinstance(variable, tf.Variable):
+            raise AttributeError(f"apply_gradients() updates tf.Variables, but the variable of pair {k} is a "
+                                 f"{type(variable).__name__}: {variable!r}. Pass the variables themselves (e.g. "
+                                 "model.trainable_variables), not their values.")
+        grads.append(gradient)
+        variables.append(variable)
+    return grads, variables
+
+
+def _gradient_for(gradient: Any, variable: tf.Variable, value: Any) -> Any:
+    """`gradient` as a tensor of `variable`'s dtype (Keras casts it), checked to have the variable's shape."""
+    gradient = tf.convert_to_tensor(gradient)
+    if gradient.dtype != variable.dtype:
+        gradient = tf.cast(gradient, variable.dtype)
+    if tuple(gradient.shape) != tuple(value.shape):
+        shapes = [f"[{','.join(map(str, shape))}]" for shape in (value.shape, gradient.shape)]
+        raise GradientShapeError(
+            None, None, f"Cannot update variable with shape {shapes[0]} using a Tensor with shape {shapes[1]}, "
+            f"shapes must be equal. (The gradient given for {variable.name!r} in apply_gradients: a gradient "
+            "has its variable's shape; one of another shape usually comes from pairing the wrong lists.)")
+    return gradient
+
+
+def _assign_all(assignments: list[tuple[tf.Variable, Any]], iterations: tf.Variable) -> None:
+    """Assigns each (variable, value), then increments `iterations`: all or none. Every value is checked first
+    (apply_gradients), so nothing here is expected to fail; if something does (an interrupt), the variables
+    assigned so far get their old values back. Inside tf.function the compiled step is all or none already."""
+    old = [(v, getattr(v, "_value", None)) for v, _ in assignments + [(iterations, None)]]
+    try:
+        for variable, value in assignments:
+            variable.assign(value, read_value=False)
+        iterations.assign_add(1, read_value=False)
+    except BaseException:
+        for variable, value in old:
+            if value is not None and not isinstance(value, jax.core.Tracer):
+                variable.assign(value, read_value=False)
+        raise
+
+
+_RULES = caches.Memo("optimizer update rules (keras/optimizers.py)", 64)
+
+
+def _update_rule(optimizer: Optimizer) -> tuple[optax.GradientTransformation, Callable[..., Any]]:
+    """The optax transformation of `optimizer`'s rule, hyperparameters injected, and the compiled update of all
+    its variables. Optimizers whose rule is configured alike (`_RULE_ARGS`) share them, so a new optimizer (one
+    per model, per thread, per trial) compiles nothing new."""
+    names = optimizer._RULE_ARGS
+    key = None if names is None else (type(optimizer), tuple(getattr(optimizer, n) for n in names))
+    entry = None if key is None else _RULES.get(key)
+    if entry is None:
+        # The rule of a shared entry reads its configuration, not the optimizer (which the cache must not keep).
+        config = optimizer if key is None else types.SimpleNamespace(**{n: getattr(optimizer, n) for n in names})
+        rule = functools.partial(type(optimizer)._rule, config)
+        placeholders = {n: np.zeros((), np.float32) for n in inspect.signature(rule).parameters}  # injected each step
+        transformation = optax.inject_hyperparams(rule)(**placeholders)
+        entry = (transformation, jax.jit(functools.partial(_update_all, transformation)))
+        if key is not None:
+            _RULES[key] = entry
+    return entry
+
+
+def _update_all(transformation: optax.GradientTransformation, gradients: list[Any], states: list[Any],
+                values: list[Any], hyperparameters: dict[str, Any],
+                decays: list[tuple[Any, ...]] | None) -> list[tuple[Any, Any]]:
+    decays = decays if decays is not None else [()] * len(gradients)
+    return [_update(transformation, *args, hyperparameters) for args in zip(gradients, states, values, decays)]
+
+
+def _update(transformation: optax.GradientTransformation, gradient: Any, state: Any, value: Any,
+            decays: tuple[Any, ...], hyperparameters: dict[str, Any]) -> tuple[Any, Any]:
+    state.hyperparams.update({k: v.astype(state.hyperparams[k].dtype) for k, v in hyperparameters.items()})
+    for decay in decays:  # Keras's decoupled weight decay, before the update
+        value = value - value * decay.astype(value.dtype)
+    updates, new_state = transformation.update(gradient, state, value)
+    return optax.apply_updates(value, updates), new_state
 
 
 _SLOT, _COUNT = object(), object()  # kinds of optax state leaves (Optimizer._state)
@@ -195,14 +374,22 @@ def _as_float32(value: Any) -> Any:
 
 class SGD(Optimizer):
     """Keras's SGD: `var -= lr * g`; with momentum `m = momentum * m - lr * g; var += m` (Nesterov:
-    `var += momentum * m - lr * g`). optax's `sgd` is the same rule for a constant learning rate."""
+    `var += momentum * m - lr * g`), with `lr` the learning rate of each step."""
 
     def __init__(self, learning_rate: Any = 0.01, momentum: float = 0.0, nesterov: bool = False, **kwargs: Any):
         self.momentum, self.nesterov = momentum, nesterov
         super().__init__(learning_rate, **kwargs)
 
+    _RULE_ARGS = ("momentum", "nesterov")
+
     def _rule(self, learning_rate: Any) -> optax.GradientTransformation:
-        return optax.sgd(learning_rate, momentum=self.momentum or None, nesterov=self.nesterov)
+        # Keras accumulates learning-rate-scaled gradients (`m = momentum * m - lr * g`): the rate of each step
+        # scales that step's gradient only, so the scaling comes before optax's trace (optax's `sgd` scales the
+        # trace, the same only while the rate is constant).
+        scale = optax.scale_by_learning_rate(learning_rate)
+        if not self.momentum:
+            return scale
+        return optax.chain(scale, optax.trace(decay=self.momentum, nesterov=self.nesterov))
 
 
 class Adam(Optimizer):
@@ -223,11 +410,13 @@ class Adam(Optimizer):
         self.beta_1, self.beta_2, self.epsilon = beta_1, beta_2, epsilon
         super().__init__(learning_rate, **kwargs)
 
+    _RULE_ARGS = ("beta_1", "beta_2")
+
     def _rule(self, learning_rate: Any, eps: Any) -> optax.GradientTransformation:
         return optax.adam(learning_rate, b1=self.beta_1, b2=self.beta_2, eps=eps)
 
-    def _hyperparameters(self, t: Any) -> dict[str, Any]:
-        return {**super()._hyperparameters(t), "eps": self.epsilon / tf.sqrt(1.0 - self.beta_2 ** t)}
+    def _hyperparameters(self, t: Any, learning_rate: Any) -> dict[str, Any]:
+        return {**super()._hyperparameters(t, learning_rate), "eps": self.epsilon / tf.sqrt(1.0 - self.beta_2 ** t)}
 
 
 class RMSprop(Optimizer):
@@ -249,6 +438,8 @@ class RMSprop(Optimizer):
         self.rho, self.momentum, self.epsilon, self.centered = rho, momentum, epsilon, centered
         super().__init__(learning_rate, **kwargs)
 
+    _RULE_ARGS = ("rho", "epsilon", "centered", "momentum")
+
     def _rule(self, learning_rate: Any) -> optax.GradientTransformation:
         return optax.rmsprop(learning_rate, decay=self.rho, eps=self.epsilon, eps_in_sqrt=True,
                              centered=self.centered, momentum=self.momentum if self.momentum > 0 else None)
@@ -269,6 +460,8 @@ class Adagrad(Optimizer):
                  **kwargs: Any):
         self.initial_accumulator_value, self.epsilon = initial_accumulator_value, epsilon
         super().__init__(learning_rate, **kwargs)
+
+    _RULE_ARGS = ("initial_accumulator_value", "epsilon")
 
     def _rule(self, learning_rate: Any) -> optax.GradientTransformation:
         return optax.adagrad(learning_rate, initial_accumulator_value=self.initial_accumulator_value,

@@ -12,6 +12,7 @@ import numpy as np
 
 from tapejax._src import dtypes, errors
 from tapejax._src.convert import holds_tensor, tf_type_string, to_array
+from tapejax._src.contracts import CONCAT, PYTHON_AXIS, Axis, Dtype, Indices, Paddings, PerDimension, Rule, SplitSizes
 from tapejax._src.registry import hashable, op
 from tapejax._src.tensor import EagerTensor, Tensor, TensorShape, _Operators
 from tapejax._src.variable import Variable
@@ -30,7 +31,8 @@ def constant(value: Any, dtype: Any = None, shape: Any = None, name: str = "Cons
     """
     array = to_array(value, dtype=None if dtype is None else dtypes.as_dtype(dtype),
                      hint=None) if not isinstance(value, _Operators) else _cast_constant(value, dtype)
-    array = jnp.asarray(array)
+    # a numpy array is put on the device as it is: jnp.asarray would compile a conversion for each new shape
+    array = jax.device_put(array) if isinstance(array, np.ndarray) else jnp.asarray(array)
     if shape is not None:
         shape = tuple(hashable(shape))
         if array.size == 1:
@@ -88,7 +90,8 @@ transpose = op("transpose", _transpose, static=("perm", "conjugate"))
 squeeze = op("squeeze", lambda input, axis=None: jnp.squeeze(input, axis), static=("axis",))
 expand_dims = op("expand_dims", lambda input, axis: jnp.expand_dims(input, axis), static=("axis",))
 broadcast_to = op("broadcast_to", lambda input, shape: jnp.broadcast_to(input, shape), static=("shape",))
-tile = op("tile", lambda input, multiples: jnp.tile(input, multiples), static=("multiples",))
+tile = op("tile", lambda input, multiples: jnp.tile(input, multiples), static=("multiples",),
+           contract=(PerDimension("input", "multiples"),))
 
 
 def _pad(tensor, paddings, mode="CONSTANT", constant_values=0):
@@ -98,10 +101,16 @@ def _pad(tensor, paddings, mode="CONSTANT", constant_values=0):
     return jnp.pad(tensor, paddings, mode={"REFLECT": "reflect", "SYMMETRIC": "symmetric"}[mode])
 
 
-pad = op("pad", _pad, static=("paddings", "mode", "constant_values"), op_type="PadV2")
+_PAD_MODE = Rule(lambda a: str(a["mode"]).upper() in ("CONSTANT", "REFLECT", "SYMMETRIC"), lambda a: (
+    'Value of argument `mode` expected to be one of "CONSTANT", "REFLECT", or "SYMMETRIC". Received `mode` = '
+    f'{a["mode"]}'), ValueError)
+pad = op("pad", _pad, static=("paddings", "mode", "constant_values"), op_type="PadV2",
+         contract=(_PAD_MODE, Paddings("tensor")))
 
-_stack = op("stack", lambda *values, axis=0: jnp.stack(values, axis), static=("axis",), op_type="Pack")
-_concat = op("concat", lambda *values, axis: jnp.concatenate(values, axis), static=("axis",), op_type="ConcatV2")
+_stack = op("stack", lambda *values, axis=0: jnp.stack(values, axis), static=("axis",), op_type="Pack",
+            contract=(Axis("values", new=True, message=PYTHON_AXIS, error=ValueError),))
+_concat = op("concat", lambda *values, axis: jnp.concatenate(values, axis), static=("axis",), op_type="ConcatV2",
+             contract=(Axis("values", message=CONCAT),))
 
 
 def stack(values, axis=0, name="stack"):
@@ -127,8 +136,12 @@ def _split(value, num_or_size_splits, axis=0):
     return tuple(jnp.split(value, np.cumsum(sizes)[:-1].tolist(), axis))
 
 
-_unstack_op = op("unstack", _unstack, static=("num", "axis"), op_type="Unpack")
-_split_op = op("split", _split, static=("num_or_size_splits", "axis"), op_type="SplitV")
+_UNSTACK_NUM = Rule(lambda a: a["num"] is None or a["num"] == a["value"].shape[a["axis"]], lambda a: (
+    f"Input shape axis {a['axis']} must equal {a['num']}, got shape {list(a['value'].shape)}"))
+_unstack_op = op("unstack", _unstack, static=("num", "axis"), op_type="Unpack",
+                 contract=(Axis("value", message=PYTHON_AXIS, error=ValueError), _UNSTACK_NUM))
+_split_op = op("split", _split, static=("num_or_size_splits", "axis"), op_type="SplitV",
+               contract=(SplitSizes("value"),))
 
 
 def unstack(value, num=None, axis=0, name="unstack"):
@@ -141,7 +154,14 @@ def split(value, num_or_size_splits, axis=0, num=None, name="split"):
     return list(_split_op(value, num_or_size_splits=num_or_size_splits, axis=axis))
 
 
-_einsum = op("einsum", lambda *inputs, equation: jnp.einsum(equation, *inputs), static=("equation",))
+def _einsum_output_labels(a: dict) -> bool:
+    inputs, _, output = a["equation"].replace(" ", "").partition("->")
+    return set(output.replace(".", "")) <= set(inputs)
+
+
+_einsum = op("einsum", lambda *inputs, equation: jnp.einsum(equation, *inputs), static=("equation",),
+             contract=(Rule(_einsum_output_labels, "Output subscripts contain a label not present in the input "
+                            "subscripts.", ValueError),))
 
 
 def einsum(equation, *inputs, **kwargs):
@@ -153,21 +173,26 @@ def _gather(params, indices, validate_indices=None, axis=None, batch_dims=0):
     axis = batch_dims if axis is None else axis
     if axis < 0:
         axis += params.ndim
-    take = lambda p, i, ax: jnp.take(p, i, axis=ax, mode="clip")  # noqa: E731
+    # Concrete indices out of range raise (the row's Indices contract, TF's CPU kernel); traced ones give zeros,
+    # as TF's GPU kernel does (negative indices too).
+    take = lambda p, i, ax: jnp.take(p, jnp.where(i < 0, p.shape[ax], i), axis=ax, mode="fill",  # noqa: E731
+                                     fill_value=0)
     for _ in builtins.range(batch_dims):
         take = jax.vmap(take, in_axes=(0, 0, None))
     return take(params, indices, axis - batch_dims)
 
 
 gather = op("gather", _gather, static=("validate_indices", "axis", "batch_dims"), same_dtype=False,
-            op_type="GatherV2")
+            op_type="GatherV2", contract=(Axis("params", message="Expected axis in the range [{low}, {high}), but got "
+                                                "{axis}"), Indices("params", axis="axis", batch_dims="batch_dims")))
 
 
 def _where(condition, x, y):
     return jnp.where(condition, x, y)
 
 
-_where_op = op("where", _where, same_dtype=(1, 2), op_type="SelectV2")
+_where_op = op("where", _where, same_dtype=(1, 2), op_type="SelectV2",
+               contract=(Dtype("condition", allowed=("bool",), conversion=True),))
 _where_indices = op("where_indices", lambda condition: jnp.argwhere(condition).astype(np.int64),
                     differentiable=False, op_type="Where", jit=False)  # its shape depends on the values
 
@@ -188,7 +213,17 @@ def _cast(x, dtype):
     return x.astype(target)
 
 
-cast = op("cast", _cast, static=("dtype",), same_dtype=False)
+def _is_dtype(value: Any) -> bool:
+    try:
+        dtypes.as_dtype(value)
+    except TypeError:
+        return False
+    return True
+
+
+cast = op("cast", _cast, static=("dtype",), same_dtype=False, contract=(Rule(
+    lambda a: _is_dtype(a["dtype"]), lambda a: f"Cannot convert the argument `type_value`: {a['dtype']!r} to a "
+    "TensorFlow DType.", TypeError),))
 identity = op("identity", lambda input: input)
 stop_gradient = op("stop_gradient", lambda input: input, differentiable=False, op_type="StopGradient")
 
@@ -267,9 +302,17 @@ def _np_dtype(dtype: Any) -> np.dtype:
     return dtypes.as_dtype(dtype)._np
 
 
-def _shape(shape: Any) -> tuple[int, ...]:
+def _shape(shape: Any, op_type: str = "Fill") -> tuple[int, ...]:
     shape = hashable(shape)
-    return (shape,) if isinstance(shape, int) else tuple(shape)
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    _check_dims(shape, op_type)
+    return shape
+
+
+def _check_dims(dims: tuple, op_type: str) -> None:
+    for d in dims:
+        if isinstance(d, int) and d < 0:
+            raise errors.invalid_argument(op_type, f"Dimension {d} must be >= 0")
 
 
 def zeros(shape, dtype=dtypes.float32, name=None, layout=None) -> Tensor:
@@ -290,7 +333,8 @@ def ones_like(input, dtype=None, name=None, layout=None) -> Tensor:
     return EagerTensor(jnp.ones(array.shape, array.dtype if dtype is None else _np_dtype(dtype)))
 
 
-_fill = op("fill", lambda value, dims: jnp.full(dims, value), static=("dims",))
+_fill = op("fill", lambda value, dims: jnp.full(dims, value), static=("dims",), contract=(Rule(
+    lambda a: a["value"].ndim == 0, lambda a: f"value must represent a scalar, got shape {list(a['value'].shape)}"),))
 
 
 def fill(dims, value, name=None, layout=None) -> Tensor:
@@ -299,6 +343,7 @@ def fill(dims, value, name=None, layout=None) -> Tensor:
 
 
 def eye(num_rows, num_columns=None, batch_shape=None, dtype=dtypes.float32, name=None) -> Tensor:
+    _check_dims((int(num_rows), int(num_rows if num_columns is None else num_columns)), "Fill")
     matrix = jnp.eye(int(num_rows), None if num_columns is None else int(num_columns), dtype=_np_dtype(dtype))
     if batch_shape is not None:
         matrix = jnp.broadcast_to(matrix, (*_shape(batch_shape), *matrix.shape))
@@ -309,13 +354,24 @@ def range(start, limit=None, delta=1, dtype=None, name="range") -> Tensor:  # no
     if limit is None:
         start, limit = 0, start
     values = [to_array(v) for v in (start, limit, delta)]
+    _check_range(*(v.item() for v in values))
     if dtype is None:
         kinds = [v.dtype for v in values]
         dtype = builtins.max(kinds, key=lambda d: (d.kind == "f", d.itemsize))
     return EagerTensor(jnp.arange(*(v.item() for v in values), dtype=_np_dtype(dtype)))
 
 
+def _check_range(start: Any, limit: Any, delta: Any) -> None:
+    if delta == 0:
+        raise errors.invalid_argument("Range", f"Requires delta != 0: {delta}")
+    if (start > limit) if delta > 0 else (start < limit):
+        raise errors.invalid_argument("Range", f"Requires start {'<=' if delta > 0 else '>='} limit when delta "
+                                               f"{'>' if delta > 0 else '<'} 0: {start}/{limit}")
+
+
 def linspace(start, stop, num, name=None, axis=0) -> Tensor:
+    if int(num) < 0:
+        raise errors.invalid_argument("LinSpace", f"Requires num >= 0: {int(num)}")
     start_arr, stop_arr = to_array(start), to_array(stop, hint=dtypes.from_numpy(to_array(start).dtype))
     return EagerTensor(jnp.linspace(start_arr, stop_arr, int(num), axis=axis, dtype=start_arr.dtype))
 
@@ -336,6 +392,9 @@ def _check_nd_indices(op_type: str, indices: Any, shape: tuple[int, ...], what: 
     if _is_traced(indices):
         return
     index = np.asarray(indices)
+    if index.ndim and index.shape[-1] > len(shape):
+        raise errors.invalid_argument(op_type, "index innermost dimension length must be <= params rank; saw: "
+                                               f"{index.shape[-1]} vs. {len(shape)}")
     if index.ndim == 0 or index.size == 0:
         return
     bound = np.asarray(shape[:index.shape[-1]])
@@ -515,6 +574,7 @@ def sequence_mask(lengths, maxlen=None, dtype=dtypes.bool_, name=None) -> Tensor
     if maxlen is None:
         value = _concrete(lengths, "sequence_mask", "lengths", "Pass maxlen.")
         maxlen = builtins.max(int(value.max()) if value.size else 0, 0)
+    _check_range(0, int(hashable(maxlen)), 1)
     return _sequence_mask_op(lengths, maxlen=int(hashable(maxlen)), dtype=dtype)
 
 
@@ -608,7 +668,9 @@ def _check_one_hot(indices, on_value, off_value, depth, axis=-1):
 
 # TF registers no gradient for on_value and off_value either: every gradient through one_hot is None.
 _one_hot_op = op("one_hot", _one_hot, static=("depth", "axis"), differentiable=False, same_dtype=(1, 2),
-                 op_type="OneHot", check=_check_one_hot)
+                 op_type="OneHot", check=_check_one_hot, contract=(
+                     Dtype("indices", allowed=("uint8", "int8", "int32", "int64"), attr="TI"),
+                     Rule(lambda a: a["depth"] >= 0, lambda a: f"depth must be non-negative, got: {a['depth']}")))
 
 
 def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None, name=None) -> Tensor:
@@ -645,18 +707,8 @@ def _reverse(tensor, axis):
     return jnp.flip(tensor, tuple(axis))
 
 
-def _check_reverse(tensor, axis):
-    seen = set()
-    for i, a in enumerate(axis):
-        if not -tensor.ndim <= a < tensor.ndim:
-            raise errors.invalid_argument("ReverseV2", f"'axis'[{i}] = {a} is out of valid range [0, "
-                                                       f"{tensor.ndim - 1}")
-        if a % tensor.ndim in seen:
-            raise errors.invalid_argument("ReverseV2", f"axis {a % tensor.ndim} specified more than once.")
-        seen.add(a % tensor.ndim)
-
-
-reverse = op("reverse", _reverse, static=("axis",), op_type="ReverseV2", check=_check_reverse)
+reverse = op("reverse", _reverse, static=("axis",), op_type="ReverseV2", contract=(Axis(
+    "tensor", message="'axis'[{index}] = {axis} is out of valid range [0, {last}", unique=True),))
 roll = op("roll", lambda input, shift, axis: jnp.roll(input, shift, axis), static=("shift", "axis"))
 
 
@@ -671,7 +723,10 @@ def _slice(input_, begin, size):
     return input_[tuple(index)]
 
 
-slice_ = op("slice", _slice, static=("begin", "size"))  # `slice_`: array.py keeps the builtin `slice`
+slice_ = op("slice", _slice, static=("begin", "size"), contract=(Rule(
+    lambda a: len(a["begin"]) == len(a["size"]) == a["input_"].ndim, lambda a: (
+        f"Expected begin and size arguments to be 1-D tensors of size {a['input_'].ndim}, but got shapes "
+        f"[{len(a['begin'])}] and [{len(a['size'])}] instead.")),))  # `slice_`: array.py keeps the builtin `slice`
 
 
 def _strided_slice(input_, begin, end, strides=None, begin_mask=0, end_mask=0, ellipsis_mask=0, new_axis_mask=0,

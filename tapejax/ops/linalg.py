@@ -13,6 +13,7 @@ import numpy as np
 
 from tapejax._src import dtypes, errors
 from tapejax._src.convert import tf_type_string
+from tapejax._src.contracts import COMPLEX, Dtype
 from tapejax._src.registry import abstract_check, op
 
 
@@ -155,6 +156,7 @@ norm = op("norm", _norm, static=("ord", "axis", "keepdims"), op_type="Norm")
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.complex64), np.dtype(np.complex128))
 _REALS = _FLOATS[:2]
+_FLOATS_ONLY = (Dtype(allowed=("float32", "float64", *COMPLEX)),)  # every tensor argument
 
 
 def _allowed(op_type: str, allowed: tuple[np.dtype, ...], attr: str = "T"):
@@ -320,27 +322,27 @@ tf.Tensor([[3.]], shape=(1, 1), dtype=float32)
 Differences from TensorFlow: fast=False is differentiable (TF raises ValueError).
 """
 det = op("linalg.det", jnp.linalg.det, signature="input", op_type="MatrixDeterminant",
-         check=_allowed("MatrixDeterminant", _FLOATS), doc=_DET_DOC)
+         contract=_FLOATS_ONLY, doc=_DET_DOC)
 slogdet = op("linalg.slogdet", _slogdet, op_type="LogMatrixDeterminant",
-             check=_allowed("LogMatrixDeterminant", _FLOATS))
-logdet = op("linalg.logdet", _logdet, op_type="Cholesky", check=_allowed("Cholesky", _FLOATS))
-cholesky = op("linalg.cholesky", _cholesky, check=_allowed("Cholesky", _FLOATS), doc=_CHOLESKY_DOC)
+             contract=_FLOATS_ONLY)
+logdet = op("linalg.logdet", _logdet, op_type="Cholesky", contract=_FLOATS_ONLY)
+cholesky = op("linalg.cholesky", _cholesky, contract=_FLOATS_ONLY, doc=_CHOLESKY_DOC)
 cholesky_solve = op("linalg.cholesky_solve", _cholesky_solve, op_type="MatrixTriangularSolve",
-                    check=_allowed("MatrixTriangularSolve", _FLOATS))
+                    contract=_FLOATS_ONLY)
 triangular_solve = op("linalg.triangular_solve", _triangular_solve, static=("lower", "adjoint"),
-                      op_type="MatrixTriangularSolve", check=_allowed("MatrixTriangularSolve", _FLOATS))
-qr = op("linalg.qr", _qr, static=("full_matrices",), op_type="Qr", check=_allowed("Qr", _FLOATS))
-svd = op("linalg.svd", _svd, static=("full_matrices", "compute_uv"), op_type="Svd", check=_allowed("Svd", _FLOATS),
+                      op_type="MatrixTriangularSolve", contract=_FLOATS_ONLY)
+qr = op("linalg.qr", _qr, static=("full_matrices",), op_type="Qr", contract=_FLOATS_ONLY)
+svd = op("linalg.svd", _svd, static=("full_matrices", "compute_uv"), op_type="Svd", contract=_FLOATS_ONLY,
           doc=_SVD_DOC)
-eigh = op("linalg.eigh", _eigh, op_type="SelfAdjointEigV2", check=_allowed("SelfAdjointEigV2", _FLOATS))
-eigvalsh = op("linalg.eigvalsh", _eigvalsh, op_type="SelfAdjointEigV2", check=_allowed("SelfAdjointEigV2", _FLOATS))
+eigh = op("linalg.eigh", _eigh, op_type="SelfAdjointEigV2", contract=_FLOATS_ONLY)
+eigvalsh = op("linalg.eigvalsh", _eigvalsh, op_type="SelfAdjointEigV2", contract=_FLOATS_ONLY)
 lstsq = op("linalg.lstsq", _lstsq, static=("l2_regularizer", "fast"), op_type="MatrixSolveLs", check=_check_lstsq,
             doc=_LSTSQ_DOC)
 pinv = op("linalg.pinv", _pinv, static=("rcond", "validate_args"), op_type="Svd", check=_check_pinv)
 lu = op("linalg.lu", _lu, static=("output_idx_type",), op_type="Lu", check=_check_lu,
         has_gradient=False)  # TF registers no gradient for Lu
 expm = op("linalg.expm", lambda input: jax.scipy.linalg.expm(input), op_type="MatrixExponential",
-          check=_allowed("MatrixExponential", _FLOATS))
+          contract=_FLOATS_ONLY)
 
 # -- diagonals, bands, transposes -----------------------------------------------------------------------------
 
@@ -433,10 +435,14 @@ def _check_matrix(a, conjugate=False):
                          f"with shape: {a.shape}")
 
 
+@abstract_check
 def _check_cross(a, b):
     if a.shape != b.shape:
         raise errors.invalid_argument("Cross", f"Both inputs must be of same shape: {list(a.shape)} vs. "
                                                f"{list(b.shape)}")
+    if a.ndim == 0 or a.shape[-1] != 3:
+        raise errors.FailedPreconditionError(None, None, "Cross-products are only defined for 3-element vectors. "
+                                                         "[Op:Cross] name: ")
 
 
 trace = op("linalg.trace", _trace, op_type="Trace")
@@ -479,5 +485,5 @@ def _normalize(tensor, ord="euclidean", axis=None):
 
 
 global_norm = op("linalg.global_norm", _global_norm, op_type="L2Loss",
-                 check=_allowed("L2Loss", (np.dtype(np.float16), np.dtype(jnp.bfloat16), *_REALS)))
+                 contract=(Dtype(allowed=("float16", "bfloat16", "float32", "float64")),))
 normalize = op("linalg.normalize", _normalize, static=("ord", "axis"), op_type="Normalize")

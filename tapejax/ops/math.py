@@ -13,12 +13,22 @@ import numpy as np
 from tapejax._src import dtypes, errors
 from tapejax._src.convert import to_array
 from tapejax._src.deferred import resolve
+from tapejax._src.contracts import COMPLEX, FLOAT, REDUCE, SCAN, Axis, Dtype, NonzeroDivisor, Rule
 from tapejax._src.registry import abstract_check, hashable, op
 from tapejax._src.tensor import OPERATORS, EagerTensor
 
 
 def _unary(name: str, fn, **kw):
     return op(name, fn, signature="x", **kw)
+
+
+# Dtype classes of TF's kernels: TF raises on other dtypes (an int32 `log`) where JAX would promote.
+_INEXACT = (Dtype("x"),)  # float and complex
+_FLOATING = (Dtype("x", allowed=FLOAT),)  # real floats
+_SIGNED = ("int8", "int16", "int32", "int64")
+_NUMERIC = (Dtype("x", allowed=(*FLOAT, *_SIGNED, *COMPLEX)),)
+_BOOL = (Dtype("x", "y", allowed=("bool",)),)
+_INTEGER_DIVISION = (NonzeroDivisor("y"),)
 
 
 # -- arithmetic ---------------------------------------------------------------------------------------------
@@ -55,10 +65,11 @@ subtract = op("math.subtract", jnp.subtract, signature="x, y", op_type="Sub")
 multiply = op("math.multiply", jnp.multiply, signature="x, y", op_type="Mul")
 truediv = op("math.truediv", _truediv, signature="x, y", op_type="RealDiv", check=_check_truediv)
 divide = op("math.divide", _divide, signature="x, y", op_type="RealDiv", check=_check_truediv)
-floordiv = op("math.floordiv", jnp.floor_divide, signature="x, y", differentiable=False, op_type="FloorDiv")
-floormod = op("math.floormod", jnp.remainder, signature="x, y", op_type="FloorMod")
+floordiv = op("math.floordiv", jnp.floor_divide, signature="x, y", differentiable=False, op_type="FloorDiv",
+              contract=_INTEGER_DIVISION)
+floormod = op("math.floormod", jnp.remainder, signature="x, y", op_type="FloorMod", contract=_INTEGER_DIVISION)
 pow = op("math.pow", jnp.power, signature="x, y", check=_check_pow)
-negative = _unary("math.negative", jnp.negative, op_type="Neg")
+negative = _unary("math.negative", jnp.negative, op_type="Neg", contract=_NUMERIC)
 
 
 def _abs(x):
@@ -67,35 +78,35 @@ def _abs(x):
     return jnp.where(x == 0, jnp.zeros_like(magnitude), magnitude)
 
 
-abs = _unary("math.abs", _abs)
+abs = _unary("math.abs", _abs, contract=(Dtype("x", allowed=(*FLOAT, *_SIGNED, *COMPLEX)),))  # complex: ComplexAbs
 sign = _unary("math.sign", jnp.sign)
 square = _unary("math.square", jnp.square)
-sqrt = _unary("math.sqrt", jnp.sqrt)
-rsqrt = _unary("math.rsqrt", jax.lax.rsqrt)
+sqrt = _unary("math.sqrt", jnp.sqrt, contract=_INEXACT)
+rsqrt = _unary("math.rsqrt", jax.lax.rsqrt, contract=_INEXACT)
 reciprocal = _unary("math.reciprocal", jnp.reciprocal)
 squared_difference = op("math.squared_difference", lambda x, y: jnp.square(x - y), signature="x, y")
 
 # -- exponentials, logs, trigonometry -----------------------------------------------------------------------
 
-exp = _unary("math.exp", jnp.exp)
-expm1 = _unary("math.expm1", jnp.expm1)
-log = _unary("math.log", jnp.log)
-log1p = _unary("math.log1p", jnp.log1p)
-sin = _unary("math.sin", jnp.sin)
-cos = _unary("math.cos", jnp.cos)
-tan = _unary("math.tan", jnp.tan)
-asin = _unary("math.asin", jnp.arcsin)
-acos = _unary("math.acos", jnp.arccos)
-atan = _unary("math.atan", jnp.arctan)
-atan2 = op("math.atan2", jnp.arctan2, signature="y, x")
-sinh = _unary("math.sinh", jnp.sinh)
-cosh = _unary("math.cosh", jnp.cosh)
-tanh = _unary("math.tanh", jnp.tanh)
-asinh = _unary("math.asinh", jnp.arcsinh)
-acosh = _unary("math.acosh", jnp.arccosh)
-atanh = _unary("math.atanh", jnp.arctanh)
-sigmoid = _unary("math.sigmoid", jax.nn.sigmoid)
-log_sigmoid = _unary("math.log_sigmoid", jax.nn.log_sigmoid)
+exp = _unary("math.exp", jnp.exp, contract=_INEXACT)
+expm1 = _unary("math.expm1", jnp.expm1, contract=_INEXACT)
+log = _unary("math.log", jnp.log, contract=_INEXACT)
+log1p = _unary("math.log1p", jnp.log1p, contract=_INEXACT)
+sin = _unary("math.sin", jnp.sin, contract=_INEXACT)
+cos = _unary("math.cos", jnp.cos, contract=_INEXACT)
+tan = _unary("math.tan", jnp.tan, contract=_INEXACT)
+asin = _unary("math.asin", jnp.arcsin, contract=_INEXACT)
+acos = _unary("math.acos", jnp.arccos, contract=_INEXACT)
+atan = _unary("math.atan", jnp.arctan, contract=_INEXACT)
+atan2 = op("math.atan2", jnp.arctan2, signature="y, x", contract=(Dtype("y", "x", allowed=FLOAT),))
+sinh = _unary("math.sinh", jnp.sinh, contract=_INEXACT)
+cosh = _unary("math.cosh", jnp.cosh, contract=_INEXACT)
+tanh = _unary("math.tanh", jnp.tanh, contract=_INEXACT)
+asinh = _unary("math.asinh", jnp.arcsinh, contract=_INEXACT)
+acosh = _unary("math.acosh", jnp.arccosh, contract=_INEXACT)
+atanh = _unary("math.atanh", jnp.arctanh, contract=_INEXACT)
+sigmoid = _unary("math.sigmoid", jax.nn.sigmoid, contract=_INEXACT)
+log_sigmoid = _unary("math.log_sigmoid", jax.nn.log_sigmoid, contract=_FLOATING)
 
 
 def _softplus(features):
@@ -108,8 +119,8 @@ def _softplus(features):
     return jnp.where(positive, xp + jnp.log1p(jnp.exp(-xp)), jnp.log1p(jnp.exp(xn)))
 
 
-softplus = op("math.softplus", _softplus)
-erf = _unary("math.erf", jax.scipy.special.erf)
+softplus = op("math.softplus", _softplus, contract=(Dtype("features", allowed=FLOAT),))
+erf = _unary("math.erf", jax.scipy.special.erf, contract=_FLOATING)
 real = op("math.real", jnp.real, signature="input")
 _imag = op("math.imag", jnp.imag, signature="input")
 
@@ -150,15 +161,15 @@ clip_by_value = op("clip_by_value", _clip_by_value)
 
 # -- rounding (no gradient in TF) ---------------------------------------------------------------------------
 
-floor = _unary("math.floor", jnp.floor, differentiable=False)
-ceil = _unary("math.ceil", jnp.ceil, differentiable=False)
+floor = _unary("math.floor", jnp.floor, differentiable=False, contract=_FLOATING)
+ceil = _unary("math.ceil", jnp.ceil, differentiable=False, contract=_FLOATING)
 round = _unary("math.round", jnp.round, differentiable=False)  # half to even, as TF
 
 
 # -- comparisons and logic (no gradient) --------------------------------------------------------------------
 
-def _compare(name: str, fn, op_type: str = ""):
-    return op(name, fn, signature="x, y", differentiable=False, op_type=op_type)
+def _compare(name: str, fn, op_type: str = "", contract: tuple = ()):
+    return op(name, fn, signature="x, y", differentiable=False, op_type=op_type, contract=contract)
 
 
 equal = _compare("math.equal", jnp.equal)
@@ -167,13 +178,13 @@ less = _compare("math.less", jnp.less)
 less_equal = _compare("math.less_equal", jnp.less_equal)
 greater = _compare("math.greater", jnp.greater)
 greater_equal = _compare("math.greater_equal", jnp.greater_equal)
-logical_and = _compare("math.logical_and", jnp.logical_and)
-logical_or = _compare("math.logical_or", jnp.logical_or)
-logical_xor = _compare("math.logical_xor", jnp.logical_xor)
-logical_not = _unary("math.logical_not", jnp.logical_not, differentiable=False)
-is_nan = _unary("math.is_nan", jnp.isnan, differentiable=False, op_type="IsNan")
-is_inf = _unary("math.is_inf", jnp.isinf, differentiable=False, op_type="IsInf")
-is_finite = _unary("math.is_finite", jnp.isfinite, differentiable=False, op_type="IsFinite")
+logical_and = _compare("math.logical_and", jnp.logical_and, contract=_BOOL)
+logical_or = _compare("math.logical_or", jnp.logical_or, contract=_BOOL)
+logical_xor = _compare("math.logical_xor", jnp.logical_xor, contract=_BOOL)
+logical_not = _unary("math.logical_not", jnp.logical_not, differentiable=False, contract=(Dtype("x", allowed=("bool",)),))
+is_nan = _unary("math.is_nan", jnp.isnan, differentiable=False, op_type="IsNan", contract=_FLOATING)
+is_inf = _unary("math.is_inf", jnp.isinf, differentiable=False, op_type="IsInf", contract=_FLOATING)
+is_finite = _unary("math.is_finite", jnp.isfinite, differentiable=False, op_type="IsFinite", contract=_FLOATING)
 
 
 def _equal_or_false(fn, on_mismatch: bool):
@@ -236,14 +247,19 @@ def _reduce_all(input_tensor, axis=None, keepdims=False):
 
 
 _REDUCE = ("axis", "keepdims")
-reduce_sum = op("math.reduce_sum", _reduce_sum, static=_REDUCE, op_type="Sum")
-reduce_mean = op("math.reduce_mean", _reduce_mean, static=_REDUCE, op_type="Mean")
-reduce_max = op("math.reduce_max", _reduce_max, static=_REDUCE, op_type="Max")
-reduce_min = op("math.reduce_min", _reduce_min, static=_REDUCE, op_type="Min")
-reduce_prod = op("math.reduce_prod", _reduce_prod, static=_REDUCE, op_type="Prod")
-reduce_logsumexp = op("math.reduce_logsumexp", _reduce_logsumexp, static=_REDUCE)
-reduce_any = op("math.reduce_any", _reduce_any, static=_REDUCE, differentiable=False, op_type="Any")
-reduce_all = op("math.reduce_all", _reduce_all, static=_REDUCE, differentiable=False, op_type="All")
+_AXES = (Axis("input_tensor", message=REDUCE),)
+_BOOL_AXES = (Dtype("input_tensor", allowed=("bool",)), *_AXES)
+reduce_sum = op("math.reduce_sum", _reduce_sum, static=_REDUCE, op_type="Sum", contract=_AXES)
+reduce_mean = op("math.reduce_mean", _reduce_mean, static=_REDUCE, op_type="Mean", contract=_AXES)
+reduce_max = op("math.reduce_max", _reduce_max, static=_REDUCE, op_type="Max", contract=_AXES)
+reduce_min = op("math.reduce_min", _reduce_min, static=_REDUCE, op_type="Min", contract=_AXES)
+reduce_prod = op("math.reduce_prod", _reduce_prod, static=_REDUCE, op_type="Prod", contract=_AXES)
+reduce_logsumexp = op("math.reduce_logsumexp", _reduce_logsumexp, static=_REDUCE,
+                      contract=(Dtype("input_tensor", allowed=FLOAT), *_AXES))
+reduce_any = op("math.reduce_any", _reduce_any, static=_REDUCE, differentiable=False, op_type="Any",
+                contract=_BOOL_AXES)
+reduce_all = op("math.reduce_all", _reduce_all, static=_REDUCE, differentiable=False, op_type="All",
+                contract=_BOOL_AXES)
 
 
 def _argmax(input, axis=None, output_type=np.int64):
@@ -254,8 +270,10 @@ def _argmin(input, axis=None, output_type=np.int64):
     return jnp.argmin(input, axis=0 if axis is None else axis).astype(output_type)
 
 
-argmax = op("math.argmax", _argmax, static=("axis", "output_type"), differentiable=False, op_type="ArgMax")
-argmin = op("math.argmin", _argmin, static=("axis", "output_type"), differentiable=False, op_type="ArgMin")
+argmax = op("math.argmax", _argmax, static=("axis", "output_type"), differentiable=False, op_type="ArgMax",
+            contract=(Axis("input"),))
+argmin = op("math.argmin", _argmin, static=("axis", "output_type"), differentiable=False, op_type="ArgMin",
+            contract=(Axis("input"),))
 
 
 def _add_n(*inputs):
@@ -265,7 +283,9 @@ def _add_n(*inputs):
     return total
 
 
-add_n = op("math.add_n", _add_n, op_type="AddN")
+add_n = op("math.add_n", _add_n, op_type="AddN", contract=(Rule(
+    lambda a: len(a["inputs"]) > 0, "Inputs must be an iterable of at least one Tensor/IndexedSlices with the same "
+    "dtype and shape.", ValueError),))
 
 
 def _clip_by_norm(t, clip_norm, axes=None):
@@ -283,10 +303,10 @@ clip_by_norm = op("clip_by_norm", _clip_by_norm, static=("axes",), same_dtype=Fa
 
 # -- more elementwise functions: rounding, special functions ------------------------------------------------
 
-rint = _unary("math.rint", jnp.rint, differentiable=False)  # half to even; TF's gradient is None
-erfc = _unary("math.erfc", jax.scipy.special.erfc)
-erfinv = _unary("math.erfinv", jax.scipy.special.erfinv)
-ndtri = _unary("math.ndtri", jax.scipy.special.ndtri)
+rint = _unary("math.rint", jnp.rint, differentiable=False, contract=_FLOATING)  # half to even; TF's gradient is None
+erfc = _unary("math.erfc", jax.scipy.special.erfc, contract=_FLOATING)
+erfinv = _unary("math.erfinv", jax.scipy.special.erfinv, contract=_FLOATING)
+ndtri = _unary("math.ndtri", jax.scipy.special.ndtri, contract=_FLOATING)
 
 
 def _erfcinv(x):
@@ -295,8 +315,8 @@ def _erfcinv(x):
 
 
 erfcinv = op("math.erfcinv", _erfcinv)
-lgamma = _unary("math.lgamma", jax.scipy.special.gammaln)
-digamma = _unary("math.digamma", jax.scipy.special.digamma)
+lgamma = _unary("math.lgamma", jax.scipy.special.gammaln, contract=_FLOATING)
+digamma = _unary("math.digamma", jax.scipy.special.digamma, contract=_FLOATING)
 bessel_i0 = _unary("math.bessel_i0", jax.scipy.special.i0, op_type="BesselI0")
 bessel_i0e = _unary("math.bessel_i0e", jax.scipy.special.i0e, op_type="BesselI0e")
 bessel_i1 = _unary("math.bessel_i1", jax.scipy.special.i1, op_type="BesselI1")
@@ -426,8 +446,12 @@ def _truncatediv(x, y):
     return jnp.trunc(x / y)
 
 
-truncatediv = op("truncatediv", _truncatediv, signature="x, y", differentiable=False, op_type="TruncateDiv")
-truncatemod = op("truncatemod", jnp.fmod, signature="x, y", has_gradient=False, op_type="TruncateMod")
+# TF's truncating integer kernels report a zero divisor through their unexpected-error path: InternalError.
+_TRUNCATED_DIVISION = (NonzeroDivisor("y", errors.InternalError),)
+truncatediv = op("truncatediv", _truncatediv, signature="x, y", differentiable=False, op_type="TruncateDiv",
+                 contract=_TRUNCATED_DIVISION)
+truncatemod = op("truncatemod", jnp.fmod, signature="x, y", has_gradient=False, op_type="TruncateMod",
+                 contract=_TRUNCATED_DIVISION)
 
 
 def _check_scalar_mul(scalar, x):
@@ -521,12 +545,13 @@ def _count_nonzero(input, axis=None, keepdims=None, dtype=np.int64):
     return jnp.sum(nonzero, axis=_axis(axis), keepdims=bool(keepdims), dtype=dtypes.as_dtype(dtype)._np)
 
 
-reduce_variance = op("math.reduce_variance", _reduce_variance, static=_REDUCE, check=_check_real_or_complex)
-reduce_std = op("math.reduce_std", _reduce_std, static=_REDUCE, check=_check_real_or_complex)
+reduce_variance = op("math.reduce_variance", _reduce_variance, static=_REDUCE, check=_check_real_or_complex,
+                     contract=_AXES)
+reduce_std = op("math.reduce_std", _reduce_std, static=_REDUCE, check=_check_real_or_complex, contract=_AXES)
 reduce_euclidean_norm = op("math.reduce_euclidean_norm", _reduce_euclidean_norm, static=_REDUCE,
-                           op_type="EuclideanNorm")
+                           op_type="EuclideanNorm", contract=_AXES)
 count_nonzero = op("math.count_nonzero", _count_nonzero, static=("axis", "keepdims", "dtype"),
-                   differentiable=False)
+                   differentiable=False, contract=(Axis("input", message=REDUCE),))
 
 
 def _accumulate_n(*inputs, shape=None, tensor_dtype=None):
@@ -586,9 +611,11 @@ def _cumulative_logsumexp(x, axis=0, exclusive=False, reverse=False):
 
 
 _SCAN = ("axis", "exclusive", "reverse")
-cumsum = op("math.cumsum", _cumsum, static=_SCAN)
-cumprod = op("math.cumprod", _cumprod, static=_SCAN)
-cumulative_logsumexp = op("math.cumulative_logsumexp", _cumulative_logsumexp, static=_SCAN)
+_SCAN_AXIS = (Axis("x", message=SCAN),)
+cumsum = op("math.cumsum", _cumsum, static=_SCAN, contract=_SCAN_AXIS)
+cumprod = op("math.cumprod", _cumprod, static=_SCAN, contract=_SCAN_AXIS)
+cumulative_logsumexp = op("math.cumulative_logsumexp", _cumulative_logsumexp, static=_SCAN,
+                          contract=(Dtype("x", allowed=FLOAT), *_SCAN_AXIS))
 
 
 # -- segment reductions -------------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ import numpy as np
 
 from tapejax._src import dtypes, errors
 from tapejax._src.convert import tf_type_string, to_array
+from tapejax._src.contracts import FLOAT, INTEGER, Axis, Dtype
 from tapejax._src.registry import abstract_check, op
 from tapejax._src.tensor import OPERATORS, EagerTensor
 from tapejax.ops.math import _axis, _clip_by_norm, _maximum, _reduce_mean
@@ -41,16 +42,19 @@ def _log_softmax(logits, axis=None):
     return jax.nn.log_softmax(logits, axis=-1 if axis is None else axis)
 
 
-relu = op("nn.relu", jax.nn.relu, signature="features")  # gradient 0 at 0, as TF
+_SOFTMAX = (Dtype("logits", allowed=FLOAT), Axis("logits", message="`dim` must be in the range [{low}, {high}) "
+                                              "where {rank} is the number of dimensions in the input. Received: dim={axis}"))
+relu = op("nn.relu", jax.nn.relu, signature="features",  # gradient 0 at 0, as TF
+          contract=(Dtype("features", allowed=(*FLOAT, *INTEGER)),))
 relu6 = op("nn.relu6", _relu6)
-elu = op("nn.elu", jax.nn.elu, signature="features")
-selu = op("nn.selu", jax.nn.selu, signature="features")
+elu = op("nn.elu", jax.nn.elu, signature="features", contract=(Dtype("features", allowed=FLOAT),))
+selu = op("nn.selu", jax.nn.selu, signature="features", contract=(Dtype("features", allowed=FLOAT),))
 gelu = op("nn.gelu", _gelu, static=("approximate",))
 leaky_relu = op("nn.leaky_relu", _leaky_relu, static=("alpha",))
 silu = op("nn.silu", lambda features, beta=1.0: features * jax.nn.sigmoid(beta * features), static=("beta",))
 softsign = op("nn.softsign", jax.nn.soft_sign, signature="features")
-softmax = op("nn.softmax", _softmax, static=("axis",))
-log_softmax = op("nn.log_softmax", _log_softmax, static=("axis",), op_type="LogSoftmax")
+softmax = op("nn.softmax", _softmax, static=("axis",), contract=_SOFTMAX)
+log_softmax = op("nn.log_softmax", _log_softmax, static=("axis",), op_type="LogSoftmax", contract=_SOFTMAX)
 swish = silu
 
 

@@ -61,12 +61,24 @@ def next_key(seed: int | None = None) -> jax.Array:
 def _shape(shape: Any) -> tuple[int, ...]:
     if isinstance(shape, Tensor):
         shape = np.asarray(shape._value).tolist()
-    return (int(shape),) if isinstance(shape, int | np.integer) else tuple(int(s) for s in shape)
+    dims = (int(shape),) if isinstance(shape, int | np.integer) else tuple(int(s) for s in shape)
+    for d in dims:
+        if d < 0:
+            raise errors.invalid_argument("RandomUniform", f"Dimension {d} must be >= 0")
+    return dims
+
+
+def _float_dtype(dtype: Any) -> np.dtype:
+    """A float dtype for a normal sample; TF converts its float mean to another dtype, a TypeError."""
+    tf_dtype = dtypes.as_dtype(dtype)
+    if not (tf_dtype.is_floating or tf_dtype.is_complex):
+        raise TypeError(f"Cannot convert 0.0 to EagerTensor of dtype {tf_dtype.name}")
+    return tf_dtype._np
 
 
 def normal(shape, mean=0.0, stddev=1.0, dtype=dtypes.float32, seed=None, name=None) -> Tensor:
     """Samples from a normal distribution; differentiable with respect to `mean` and `stddev`, as in TF."""
-    np_dtype = dtypes.as_dtype(dtype)._np
+    np_dtype = _float_dtype(dtype)
     sample = EagerTensor(jax.random.normal(next_key(seed), _shape(shape), np_dtype))
     return _affine(sample, stddev, mean, np_dtype)
 

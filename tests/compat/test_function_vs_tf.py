@@ -321,11 +321,70 @@ def _side_effects(tf):
     return log, f.experimental_get_tracing_count()
 
 
+def _reduce_retracing(tf):
+    @tf.function(reduce_retracing=True)
+    def f(x, n):
+        shapes.append(tuple(x.shape) if x.shape.rank is not None and x.shape.rank < 2 else "rank 2 or unknown")
+        return tf.reduce_sum(x) * n + tf.cast(tf.shape(x)[0], tf.float32)
+
+    shapes, counts, values = [], [], []
+    for shape, n in [((2,), 1), ((3,), 1), ((4,), 1), ((3,), 2), ((4,), 2), ((9,), 2), ((2, 3), 1), ((5, 6), 1),
+                     ((7,), 1), ((2,), 1)]:
+        values.append(f(tf.ones(shape), n))
+        counts.append(f.experimental_get_tracing_count())
+    return shapes, counts, values
+
+
+def _models_through_one_function(tf):
+    """One tf.function reused by 12 Keras models (each built before): one trace per model, and a deleted model's
+    variables are not kept alive by the function."""
+    import gc
+    import weakref
+
+    keras = tf.keras
+    x = tf.ones([2, 3])
+
+    @tf.function
+    def step(model, x):
+        return tf.reduce_sum(model(x))
+
+    refs = []
+    for _ in range(12):
+        model = keras.Sequential([keras.layers.Dense(4), keras.layers.Dense(1)])
+        model(x)
+        step(model, x)
+        refs.extend(weakref.ref(v) for v in model.trainable_variables)
+        del model
+    gc.collect()
+    return step.experimental_get_tracing_count(), sum(r() is not None for r in refs)
+
+
+def _function_trained_on_several_models(tf):
+    keras = tf.keras
+    x = tf.ones([2, 3])
+
+    @tf.function
+    def train(model, x):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(model(x) ** 2)
+        for v, g in zip(model.trainable_variables, tape.gradient(loss, model.trainable_variables)):
+            v.assign_sub(0.1 * g)
+        return loss
+
+    for _ in range(3):
+        model = keras.Sequential([keras.layers.Dense(4)])
+        model(x)
+        train(model, x)
+        train(model, x)
+    return train.experimental_get_tracing_count()
+
+
 SNIPPETS = [_retracing, _python_arguments, _tape_inside, _tape_outside, _unused_argument_gradient, _assign_then_read,
             _variables, _variable_created_on_first_call, _variable_read_through_a_helper, _input_signature,
             _input_signature_python_list, _input_signature_concrete_size, _methods, _nested_functions,
             _keyword_then_positional, _autodiff_inside, _random, _run_functions_eagerly, _side_effects,
-            _nested_inner_tracing_count]
+            _nested_inner_tracing_count, _reduce_retracing, _models_through_one_function,
+            _function_trained_on_several_models]
 
 # Snippets where tapejax differs from TensorFlow: each is a bug report (strict: it turns red the day it is fixed).
 KNOWN_DIFFERENCES: dict = {}
@@ -666,4 +725,40 @@ def test_tf_print_text_agrees_with_tensorflow(capfd):
 
 def test_tf_print_short_floats_agree_with_tensorflow(capfd):
     got, expected = _printed(_prints_short_floats, capfd)
+    assert got == expected
+
+
+# ---------------------------------------------------------------------------------------------------
+# TF's warning about frequent retracing
+# ---------------------------------------------------------------------------------------------------
+
+
+def _retrace_warnings(tf, caplog):
+    def f(x):
+        return x + 1.0
+
+    step = tf.function(f)
+    for n in range(1, 9):  # a new shape on every call: TF warns on the 5th and 6th, then no more
+        step(tf.ones([n]))
+    for _ in range(3):  # a tf.function made anew in a loop: the same Python code, its warnings already spent
+        tf.function(f)(tf.ones([1]))
+
+    @tf.function
+    def g(x):
+        return x * 2.0
+
+    for _ in range(20):  # calls that do not trace: no warning
+        g(tf.ones([3]))
+    messages = [r.getMessage().replace(repr(f), "<f>") for r in caplog.records
+                if r.name == "tensorflow" and "retracing" in r.getMessage()]
+    caplog.clear()
+    return messages
+
+
+def test_retracing_warning_agrees_with_tensorflow(caplog):
+    import logging
+
+    with caplog.at_level(logging.WARNING, logger="tensorflow"):
+        got, expected = _retrace_warnings(tapejax, caplog), _retrace_warnings(tf_real, caplog)
+    assert len(expected) == 2 and "5 out of the last 5 calls to <f>" in expected[0]
     assert got == expected

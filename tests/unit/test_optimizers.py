@@ -135,3 +135,143 @@ def test_an_mlp_classifier_trains_with_adam():
         optimizer.apply_gradients(zip(grads, model.trainable_variables))
         losses.append(float(loss))
     assert losses[0] > 0.6 and losses[-1] < 0.15, (losses[0], losses[-1])
+
+
+# -- issue 17: checked, atomic steps; constraints, learning rates and schedules as in Keras -----------------------
+
+OPTIMIZERS = [lambda: tf.keras.optimizers.SGD(0.1, momentum=0.9), lambda: tf.keras.optimizers.Adam(0.1),
+              lambda: tf.keras.optimizers.RMSprop(0.1, centered=True), lambda: tf.keras.optimizers.Adagrad(0.1),
+              lambda: tf.keras.optimizers.AdamW(0.1)]
+
+
+def _snapshot(optimizer, variables):
+    return [v.numpy().copy() for v in [*variables, *optimizer.variables]]
+
+
+def _assert_unchanged(before, optimizer, variables):
+    after = _snapshot(optimizer, variables)
+    assert len(after) == len(before)
+    for b, a in zip(before, after):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("make", OPTIMIZERS)
+def test_a_bad_gradient_shape_raises_before_anything_is_assigned(make):
+    optimizer = make()
+    a, b = tf.Variable([1.0, 2.0]), tf.Variable(3.0)
+    optimizer.apply_gradients([(tf.constant([0.1, 0.2]), a), (tf.constant(0.3), b)])  # slots hold real values
+    before = _snapshot(optimizer, [a, b])
+    for bad in ([(tf.constant(1.0), b), (tf.constant([1.0]), a)], [(tf.constant([1.0, 2.0]), a), (tf.ones([2]), b)]):
+        with pytest.raises(tf.errors.InvalidArgumentError, match="shapes must be equal") as caught:
+            optimizer.apply_gradients(bad)
+        assert isinstance(caught.value, ValueError)  # Keras raises either type, depending on the optimizer
+        _assert_unchanged(before, optimizer, [a, b])
+
+
+@pytest.mark.parametrize("make", OPTIMIZERS)
+def test_a_constraint_that_fails_leaves_every_variable_slot_and_the_step_count_as_they_were(make):
+    def fails(x):
+        raise RuntimeError("constraint failed")
+
+    optimizer = make()
+    a, b = tf.Variable([1.0, 2.0]), tf.Variable(3.0, constraint=fails)
+    optimizer.build([a, b])
+    before = _snapshot(optimizer, [a, b])
+    with pytest.raises(RuntimeError, match="constraint failed"):
+        optimizer.apply_gradients([(tf.constant([0.1, 0.2]), a), (tf.constant(0.3), b)])
+    _assert_unchanged(before, optimizer, [a, b])
+    wrong_shape = tf.Variable(3.0, constraint=lambda x: tf.stack([x, x]))
+    optimizer = make()
+    optimizer.build([a, wrong_shape])
+    before = _snapshot(optimizer, [a, wrong_shape])
+    with pytest.raises(ValueError, match="Shape mismatch"):
+        optimizer.apply_gradients([(tf.constant([0.1, 0.2]), a), (tf.constant(0.3), wrong_shape)])
+    _assert_unchanged(before, optimizer, [a, wrong_shape])
+
+
+def test_a_bad_step_inside_tf_function_changes_nothing():
+    optimizer = tf.keras.optimizers.Adam(0.1)
+    a, b = tf.Variable([1.0, 2.0]), tf.Variable(3.0)
+    optimizer.build([a, b])
+    before = _snapshot(optimizer, [a, b])
+    step = tf.function(lambda g: optimizer.apply_gradients([(tf.constant(0.5), b), (g, a)]))
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        step(tf.constant([1.0, 2.0, 3.0]))
+    _assert_unchanged(before, optimizer, [a, b])
+
+
+def test_every_gradient_none_raises_and_some_none_warn():
+    a, b = tf.Variable([1.0, 2.0], name="a"), tf.Variable(3.0, name="b")
+    optimizer = tf.keras.optimizers.SGD(0.5)
+    with pytest.raises(ValueError, match="No gradients provided for any variable"):
+        optimizer.apply_gradients([(None, a), (None, b)])
+    assert int(optimizer.iterations) == 0
+    with pytest.warns(UserWarning, match=r"Gradients do not exist for variables \['a:0'\]"):
+        optimizer.apply_gradients([(None, a), (tf.constant(2.0), b)])
+    assert a.numpy().tolist() == [1.0, 2.0] and float(b) == 3.0 - 0.5 * 2.0 and int(optimizer.iterations) == 1
+
+
+def test_gradients_are_cast_to_their_variables_dtype():
+    a, b = tf.Variable([1.0, 2.0]), tf.Variable([1.0, 2.0])
+    tf.keras.optimizers.SGD(0.5).apply_gradients([(tf.constant([1.0, -3.0], tf.float64), a)])
+    tf.keras.optimizers.SGD(0.5).apply_gradients([(np.array([1, -3]), b)])
+    for v in (a, b):
+        assert v.dtype == tf.float32
+        np.testing.assert_array_equal(v.numpy(), np.float32([1.0 - 0.5, 2.0 + 1.5]))
+
+
+def test_a_constraint_is_applied_by_the_optimizer_after_its_update_not_by_assign():
+    w = tf.Variable([1.0, -2.0], constraint=lambda x: tf.maximum(x, 0.0))
+    assert w.numpy().tolist() == [1.0, -2.0]
+    w.assign([-5.0, 3.0])
+    w.assign_sub([0.0, 4.0])
+    assert w.numpy().tolist() == [-5.0, -1.0]
+    tf.keras.optimizers.SGD(0.5).apply_gradients([(tf.constant([-2.0, -4.0]), w)])
+    assert w.numpy().tolist() == [0.0, 1.0]  # max(0, [-5 + 1, -1 + 2])
+    with pytest.raises(ValueError, match="constraint"):
+        tf.Variable(1.0, constraint=3)
+
+
+@pytest.mark.parametrize("momentum", [0.0, 0.5])
+def test_a_callable_learning_rate_is_called_once_per_step_never_at_construction(momentum):
+    rates = []
+
+    def learning_rate():
+        rates.append(0.1 * 0.5 ** len(rates))  # a stateful schedule: each call halves the rate
+        return rates[-1]
+
+    optimizer = tf.keras.optimizers.SGD(learning_rate, momentum=momentum)
+    assert rates == []
+    got = _run(optimizer)
+    assert len(rates) == 3
+    x, m = X0.copy(), np.zeros(2)
+    for lr, g, w in zip(rates, G, got):
+        m = momentum * m - lr * g  # Keras: each step's rate scales that step's gradient only
+        x = x + m
+        np.testing.assert_allclose(w, x, rtol=1e-6)
+
+
+def test_a_variable_listed_twice_is_updated_twice_in_order():
+    w = tf.Variable(3.0)
+    tf.keras.optimizers.SGD(0.1).apply_gradients([(tf.constant(1.0), w), (tf.constant(2.0), w)])
+    assert float(w) == pytest.approx(3.0 - 0.1 * 1.0 - 0.1 * 2.0)
+    v = tf.Variable(3.0)
+    tf.keras.optimizers.SGD(0.1, momentum=0.5).apply_gradients([(tf.constant(1.0), v), (tf.constant(2.0), v)])
+    m1 = -0.1 * 1.0  # Keras: m = momentum * m - lr * g, then var += m, once per listing
+    m2 = 0.5 * m1 - 0.1 * 2.0
+    assert float(v) == pytest.approx(3.0 + m1 + m2)
+
+
+def test_an_optimizer_updates_only_the_variables_it_was_built_for():
+    a, b = tf.Variable(1.0), tf.Variable(2.0)
+    optimizer = tf.keras.optimizers.Adam(0.1)
+    optimizer.apply_gradients([(tf.constant(1.0), a)])
+    with pytest.raises(ValueError, match="Unknown variable"):
+        optimizer.apply_gradients([(tf.constant(1.0), a), (tf.constant(1.0), b)])
+    assert float(b) == 2.0 and int(optimizer.iterations) == 1
+
+
+def test_optimizers_configured_alike_share_one_compiled_update():
+    assert tf.keras.optimizers.SGD(0.1)._step is tf.keras.optimizers.SGD(0.5, weight_decay=0.1)._step
+    assert tf.keras.optimizers.SGD(0.1)._step is not tf.keras.optimizers.SGD(0.1, momentum=0.9)._step
+    assert tf.keras.optimizers.Adam(0.1)._step is not tf.keras.optimizers.AdamW(0.1)._step
