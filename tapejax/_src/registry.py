@@ -16,6 +16,7 @@ import jax
 import numpy as np
 
 from . import contracts, dispatch
+from .zero_cotangent import masks_zero_cotangent
 from .tensor import OPERATORS, _Operators
 
 
@@ -66,6 +67,7 @@ class OpDef:
     doc: str = ""
     no_gradient: str = ""
     no_gradient_args: tuple[int, ...] = ()
+    zero_cotangent: bool = False
 
     def __repr__(self) -> str:
         return f"OpDef({self.name!r})"
@@ -124,6 +126,7 @@ def op(
     signature: str | None = None,
     doc: str = "",
     no_gradient_args: tuple[int, ...] = (),
+    zero_cotangent: bool = False,
 ) -> Callable[..., Any]:
     """Declares an op and returns its public callable.
 
@@ -135,7 +138,8 @@ def op(
         signature (e.g. `jnp.sin` -> "x").
       contract: the row's argument contracts (contracts.py), compiled into `impl` (shapes and dtypes, checked when
         JAX traces it) and `check` (values).
-      static, differentiable, has_gradient, op_type, same_dtype, jit, check, doc, no_gradient_args: see OpDef.
+      static, differentiable, has_gradient, op_type, same_dtype, jit, check, doc, no_gradient_args,
+        zero_cotangent: see OpDef.
 
     The rows in tapejax/ops/ read like this (`sin = op("math.sin", jnp.sin, signature="x")`):
 
@@ -153,6 +157,8 @@ def op(
     if contract:
         impl, check = contracts.compile(op_type, sig, tuple(static), contract, impl, check)
     no_gradient_args = tuple(no_gradient_args)
+    if zero_cotangent:
+        impl = masks_zero_cotangent(impl)
     if no_gradient_args:
         impl = _stop_gradient_at(impl, frozenset(no_gradient_args))
     if not differentiable:
@@ -160,7 +166,7 @@ def op(
         # JAX function that JAX differentiates whole, so its outputs must stop JAX's derivative there too.
         impl = _stop_gradient_of_outputs(impl)
     opdef = OpDef(name, impl, tuple(static), differentiable, has_gradient, op_type, same_dtype,
-                  jit, check, doc=doc, no_gradient_args=no_gradient_args)
+                  jit, check, doc=doc, no_gradient_args=no_gradient_args, zero_cotangent=zero_cotangent)
     REGISTRY[name] = opdef
     fn = _public_callable(opdef, sig)
     OPERATORS[name] = fn

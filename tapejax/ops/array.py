@@ -10,7 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from tapejax._src import dtypes, errors
+from tapejax._src import dtypes, errors, zero_cotangent
 from tapejax._src.convert import holds_tensor, tf_type_string, to_array
 from tapejax._src.contracts import CONCAT, PYTHON_AXIS, Axis, Dtype, Indices, Paddings, PerDimension, Rule, SplitSizes
 from tapejax._src.registry import hashable, op
@@ -798,7 +798,7 @@ def _clip_by_global_norm(*tensors, has_use_norm=False):
         *t_list, clip_norm, norm = tensors
     else:
         *t_list, clip_norm = tensors
-        norm = jnp.sqrt(builtins.sum(jnp.sum(t * t) for t in t_list))
+        norm = zero_cotangent.sqrt(builtins.sum(jnp.sum(t * t) for t in t_list))
     # TF's formula: an infinite or NaN norm makes every output NaN (the `norm - norm` term).
     scale = clip_norm * jnp.minimum(1 / norm, 1 / clip_norm) + (norm - norm)
     return (*[t * scale.astype(t.dtype) for t in t_list], norm)

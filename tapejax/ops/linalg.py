@@ -11,7 +11,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from tapejax._src import dtypes, errors
+from tapejax._src import dtypes, errors, zero_cotangent
 from tapejax._src.convert import tf_type_string
 from tapejax._src.contracts import COMPLEX, Dtype
 from tapejax._src.registry import abstract_check, op
@@ -113,7 +113,7 @@ def _norm(tensor, ord="euclidean", axis=None, keepdims=None):
         axis = None if ord in ("euclidean", "fro") else tuple(range(tensor.ndim))
     if ord in ("euclidean", "fro") and (axis is None or isinstance(axis, int) or ord == "fro" or len(axis) == 2):
         # sqrt of the sum of squares over the axes, as TF computes it (also for matrices with 'euclidean').
-        return jnp.sqrt(jnp.sum(jnp.real(tensor * jnp.conj(tensor)), axis=axis, keepdims=keepdims))
+        return zero_cotangent.sqrt(jnp.sum(jnp.real(tensor * jnp.conj(tensor)), axis=axis, keepdims=keepdims))
     return jnp.linalg.norm(tensor, ord=ord, axis=axis, keepdims=keepdims)
 
 
@@ -476,7 +476,7 @@ tensordot = op("linalg.tensordot", lambda a, b, axes: jnp.tensordot(a, b, axes),
 
 def _global_norm(*t_list):
     # TF: sqrt(2 * sum of l2_loss(t)) over the tensors given; None entries are skipped.
-    return jnp.sqrt(sum(jnp.sum(jnp.square(t)) for t in t_list if t is not None))
+    return zero_cotangent.sqrt(sum(jnp.sum(jnp.square(t)) for t in t_list if t is not None))
 
 
 def _normalize(tensor, ord="euclidean", axis=None):

@@ -5,12 +5,13 @@ is written so that JAX's derivative of it is TF's (maximum/minimum send a tie to
 from __future__ import annotations
 
 import collections
+import functools
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from tapejax._src import dtypes, errors
+from tapejax._src import dtypes, errors, zero_cotangent
 from tapejax._src.convert import to_array
 from tapejax._src.deferred import resolve
 from tapejax._src.contracts import COMPLEX, FLOAT, REDUCE, SCAN, Axis, Dtype, NonzeroDivisor, Rule
@@ -68,12 +69,39 @@ divide = op("math.divide", _divide, signature="x, y", op_type="RealDiv", check=_
 floordiv = op("math.floordiv", jnp.floor_divide, signature="x, y", differentiable=False, op_type="FloorDiv",
               contract=_INTEGER_DIVISION)
 floormod = op("math.floormod", jnp.remainder, signature="x, y", op_type="FloorMod", contract=_INTEGER_DIVISION)
-pow = op("math.pow", jnp.power, signature="x, y", check=_check_pow)
+
+
+@jax.custom_jvp
+def _pow_tf(x, y):
+    return jnp.power(x, y)
+
+
+@_pow_tf.defjvp
+def _pow_tf_jvp(primals, tangents):
+    # The derivative in x is JAX's; in y it is TF's: z * log(x) where x > 0 (x != 0 if complex) and 0 elsewhere,
+    # negative bases and NaN included, where JAX's z * log(x) is NaN.
+    (x, y), (tx, ty) = primals, tangents
+    z, dz = jax.jvp(lambda base: jnp.power(base, y), (x,), (tx,))
+    mask = x != 0 if jnp.iscomplexobj(x) else x > 0
+    log_x = jnp.where(mask, jnp.log(jnp.where(mask, x, jnp.ones_like(x))), jnp.zeros_like(x))
+    return z, dz + ty * (z * log_x)
+
+
+def _pow(x, y):
+    if not jnp.issubdtype(jnp.result_type(x, y), jnp.inexact):
+        return jnp.power(x, y)
+    return _pow_tf(x, y)
+
+
+pow = op("math.pow", _pow, signature="x, y", check=_check_pow)
 negative = _unary("math.negative", jnp.negative, op_type="Neg", contract=_NUMERIC)
 
 
 def _abs(x):
-    # TF's gradient of |x| at 0 is 0 (sign(0)); JAX's is 1. The `where` makes JAX's derivative TF's.
+    # TF's gradient of |x| is sign(x): 0 at 0 and NaN at NaN, where JAX's is +-1. x * sign(x) is |x| and JAX's
+    # derivative of it is sign(x) (sign's own derivative is a symbolic zero: no 0 * inf at infinities).
+    if not jnp.iscomplexobj(x):
+        return x * jnp.sign(x)
     magnitude = jnp.abs(x)
     return jnp.where(x == 0, jnp.zeros_like(magnitude), magnitude)
 
@@ -81,9 +109,11 @@ def _abs(x):
 abs = _unary("math.abs", _abs, contract=(Dtype("x", allowed=(*FLOAT, *_SIGNED, *COMPLEX)),))  # complex: ComplexAbs
 sign = _unary("math.sign", jnp.sign)
 square = _unary("math.square", jnp.square)
-sqrt = _unary("math.sqrt", jnp.sqrt, contract=_INEXACT)
-rsqrt = _unary("math.rsqrt", jax.lax.rsqrt, contract=_INEXACT)
-reciprocal = _unary("math.reciprocal", jnp.reciprocal)
+# TF's SqrtGrad, RsqrtGrad and ReciprocalGrad give 0 for a zero upstream gradient (tf.where(x > 0, tf.sqrt(x), 0.)
+# has gradient 0 at 0, not 0 * inf): zero_cotangent=True.
+sqrt = _unary("math.sqrt", jnp.sqrt, contract=_INEXACT, zero_cotangent=True)
+rsqrt = _unary("math.rsqrt", jax.lax.rsqrt, contract=_INEXACT, zero_cotangent=True)
+reciprocal = _unary("math.reciprocal", jnp.reciprocal, zero_cotangent=True)
 squared_difference = op("math.squared_difference", lambda x, y: jnp.square(x - y), signature="x, y")
 
 # -- exponentials, logs, trigonometry -----------------------------------------------------------------------
@@ -140,12 +170,18 @@ conj = _unary("math.conj", jnp.conj)
 # -- ties and kinks as TF has them --------------------------------------------------------------------------
 
 def _maximum(x, y):
-    # TF sends the whole gradient to x at a tie (JAX's maximum splits it); NaN in either operand propagates.
-    return jnp.where((x >= y) | jnp.isnan(x), x, y)
+    # TF sends the gradient to x where x >= y, a tie included (JAX's maximum splits it), and to y elsewhere, also
+    # where x is NaN; NaN in either operand propagates to the value.
+    return _nan_from(x, jnp.where(x >= y, x, y))
 
 
 def _minimum(x, y):
-    return jnp.where((x <= y) | jnp.isnan(x), x, y)
+    return _nan_from(x, jnp.where(x <= y, x, y))
+
+
+def _nan_from(x, out):
+    # `out`, NaN where x is NaN, with no gradient to x there
+    return jnp.where(jnp.isnan(x), jax.lax.stop_gradient(x) + out, out)
 
 
 maximum = op("math.maximum", _maximum, signature="x, y")
@@ -153,8 +189,9 @@ minimum = op("math.minimum", _minimum, signature="x, y")
 
 
 def _clip_by_value(t, clip_value_min, clip_value_max):
-    # TF composes minimum(maximum(t, min), max): the gradient at either bound goes to t.
-    return _minimum(_maximum(t, clip_value_min), clip_value_max)
+    # TF composes maximum(minimum(t, max), min): the gradient at either bound goes to t, and a minimum above the
+    # maximum wins.
+    return _maximum(_minimum(t, clip_value_max), clip_value_min)
 
 
 clip_by_value = op("clip_by_value", _clip_by_value)
@@ -222,12 +259,40 @@ def _reduce_mean(input_tensor, axis=None, keepdims=False):
     return mean.astype(input_tensor.dtype)  # TF keeps integer dtypes (truncating)
 
 
-def _reduce_max(input_tensor, axis=None, keepdims=False):
-    return jnp.max(input_tensor, axis=_axis(axis), keepdims=keepdims)  # JAX splits ties evenly, as TF
+def _chooser(reduce, identity):
+    """TF's Max or Min reduction: the identity (-inf or +inf, the dtype's lowest or highest integer) for an empty
+    reduction, and TF's gradient, indicators / count: split evenly among ties, NaN over a group whose result is NaN
+    (no element equals it: 0 / 0), which XLA's simplification of JAX's own rule loses."""
+
+    @functools.partial(jax.custom_jvp, nondiff_argnums=(1, 2))
+    def chosen(x, axis, keepdims):
+        return reduce(x, axis=axis, keepdims=keepdims, initial=identity(x.dtype))
+
+    @chosen.defjvp
+    def chosen_jvp(axis, keepdims, primals, tangents):
+        (x,), (t,) = primals, tangents
+        kept = reduce(x, axis=axis, keepdims=True, initial=identity(x.dtype))
+        hits = (x == kept).astype(x.dtype)
+        count = jnp.sum(hits, axis=axis, keepdims=True)
+        weights = jnp.where(count > 0, hits / jnp.maximum(count, 1), jnp.full_like(hits, jnp.nan))
+        return chosen(x, axis, keepdims), jnp.sum(t * weights, axis=axis, keepdims=keepdims)
+
+    def impl(input_tensor, axis=None, keepdims=False):
+        return chosen(input_tensor, _axis(axis), keepdims)
+
+    return impl
 
 
-def _reduce_min(input_tensor, axis=None, keepdims=False):
-    return jnp.min(input_tensor, axis=_axis(axis), keepdims=keepdims)
+def _lowest(dtype):
+    return -np.inf if jnp.issubdtype(dtype, jnp.inexact) else (False if dtype == bool else jnp.iinfo(dtype).min)
+
+
+def _highest(dtype):
+    return np.inf if jnp.issubdtype(dtype, jnp.inexact) else (True if dtype == bool else jnp.iinfo(dtype).max)
+
+
+_reduce_max = _chooser(jnp.max, _lowest)
+_reduce_min = _chooser(jnp.min, _highest)
 
 
 def _reduce_prod(input_tensor, axis=None, keepdims=False):
@@ -291,10 +356,10 @@ add_n = op("math.add_n", _add_n, op_type="AddN", contract=(Rule(
 def _clip_by_norm(t, clip_norm, axes=None):
     # TF's formula: t * clip_norm / max(l2norm(t), clip_norm), with a gradient-safe norm at zero; TF casts
     # clip_norm to t's dtype.
-    clip_norm = clip_norm.astype(t.dtype)
+    clip_norm = _maximum(clip_norm, jnp.zeros_like(clip_norm)).astype(t.dtype)  # TF: a negative clip_norm is 0
     squares = jnp.sum(t * t, axis=_axis(axes), keepdims=True)
     positive = squares > 0
-    l2norm = jnp.where(positive, jnp.sqrt(jnp.where(positive, squares, 1)), squares)
+    l2norm = jnp.where(positive, zero_cotangent.sqrt(jnp.where(positive, squares, 1)), squares)
     return t * clip_norm / _maximum(l2norm, clip_norm)
 
 
@@ -317,9 +382,12 @@ def _erfcinv(x):
 erfcinv = op("math.erfcinv", _erfcinv)
 lgamma = _unary("math.lgamma", jax.scipy.special.gammaln, contract=_FLOATING)
 digamma = _unary("math.digamma", jax.scipy.special.digamma, contract=_FLOATING)
-bessel_i0 = _unary("math.bessel_i0", jax.scipy.special.i0, op_type="BesselI0")
+# exp(|x|) * i0e(x), with TF's |x| (derivative sign(x)): JAX's derivative of it at 0 is then TF's (0, and i1's 0.5).
+bessel_i0 = _unary("math.bessel_i0", lambda x: jnp.exp(_abs(x)) * jax.lax.bessel_i0e(x), op_type="BesselI0")
 bessel_i0e = _unary("math.bessel_i0e", jax.scipy.special.i0e, op_type="BesselI0e")
-bessel_i1 = _unary("math.bessel_i1", jax.scipy.special.i1, op_type="BesselI1")
+# TF's gradient of i1 at 0 is 1 (its BesselI1 gradient imputes it), not the true 0.5: `where` gives JAX's the same.
+bessel_i1 = _unary("math.bessel_i1", lambda x: jnp.where(x == 0, x, jnp.exp(_abs(x)) * jax.lax.bessel_i1e(x)),
+                   op_type="BesselI1")
 bessel_i1e = _unary("math.bessel_i1e", jax.scipy.special.i1e, op_type="BesselI1e")
 # TF's ZetaGrad returns None for x: no gradient reaches x through this argument (the tape gives None).
 zeta = op("math.zeta", jax.scipy.special.zeta, signature="x, q", no_gradient_args=(0,))
@@ -409,11 +477,21 @@ def _reciprocal_no_nan(x):
 reciprocal_no_nan = op("math.reciprocal_no_nan", _reciprocal_no_nan, signature="x", op_type="DivNoNan")
 
 
+@jax.custom_jvp
 def _multiply_no_nan(x, y):
-    # TF's MulNoNanGrad gives y for x and x for y (x, not 0, where y == 0): only a non-finite x, whose product
-    # with 0 would be NaN, is replaced (and its gradient for y is then 0, where TF's is x).
-    x = jnp.where((y == 0) & ~jnp.isfinite(x), jnp.zeros_like(x), x)
-    return x * y
+    return jnp.where(y == 0, jnp.zeros_like(x * y), x * y)
+
+
+@_multiply_no_nan.defjvp
+def _multiply_no_nan_jvp(primals, tangents):
+    # TF's MulNoNanGrad: multiply_no_nan(grad, y) for x and multiply_no_nan(x, grad) for y, x also where y == 0
+    # and 0 where the upstream gradient is (zero_cotangent.scale), also for a non-finite x.
+    (x, y), (tx, ty) = primals, tangents
+    out = _multiply_no_nan(x, y)
+    shape = out.shape
+    dx = jnp.where(y == 0, jnp.zeros_like(out), tx * y)
+    dy = zero_cotangent.scale(jnp.broadcast_to(ty, shape).astype(out.dtype), jnp.broadcast_to(x, shape))
+    return out, dx + dy
 
 
 def _check_multiply_no_nan(x, y):
@@ -529,7 +607,7 @@ def _reduce_variance(input_tensor, axis=None, keepdims=False):
 
 
 def _reduce_std(input_tensor, axis=None, keepdims=False):
-    return jnp.sqrt(_reduce_variance(input_tensor, axis, keepdims))
+    return zero_cotangent.sqrt(_reduce_variance(input_tensor, axis, keepdims))
 
 
 def _reduce_euclidean_norm(input_tensor, axis=None, keepdims=False):

@@ -9,7 +9,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from tapejax._src import dtypes, errors
+from tapejax._src import dtypes, errors, zero_cotangent
 from tapejax._src.convert import tf_type_string, to_array
 from tapejax._src.contracts import FLOAT, INTEGER, Axis, Dtype
 from tapejax._src.registry import abstract_check, op
@@ -21,9 +21,33 @@ from tapejax.ops.math import tanh as tanh
 
 
 def _relu6(features):
-    # TF's gradient is 0 at both kinks (0 and 6); `where` makes JAX's derivative agree.
-    return jnp.where(features <= 0, jnp.zeros_like(features),
-                     jnp.where(features >= 6, jnp.full_like(features, 6), features))
+    # TF's gradient is 1 inside (0, 6) only: 0 at both kinks and at NaN; `where` makes JAX's derivative agree.
+    inside = (features > 0) & (features < 6)
+    outside = jnp.where(features <= 0, jnp.zeros_like(features),
+                        jnp.where(features >= 6, jnp.full_like(features, 6), jax.lax.stop_gradient(features)))
+    return jnp.where(inside, features, outside)
+
+
+def _elu(features):
+    # TF's EluGrad reads the output: g * (y + 1) where y < 0, g elsewhere (1 at 0 and at NaN). The negative branch
+    # sees only negative inputs: no 0 * inf from an overflowing expm1 on the other side.
+    negative = features < 0
+    return jnp.where(negative, jnp.expm1(jnp.where(negative, features, 0)), features)
+
+
+def _selu(features):
+    # As elu, TF's SeluGrad takes the linear branch at 0 and at NaN.
+    alpha, scale = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
+    return scale * jnp.where(features < 0, alpha * _elu(features), features)
+
+
+def _softsign(features):
+    # TF's gradient 1 / (1 + |x|)^2 is 0 at +-inf, where JAX's of x / (1 + |x|) is inf / inf = NaN (the value
+    # there is NaN in both).
+    infinite = jnp.isinf(features)
+    finite = jnp.where(infinite, jnp.zeros_like(features), features)
+    nan = jax.lax.stop_gradient(features / (1 + jnp.abs(features)))
+    return jnp.where(infinite, nan, finite / (1 + jnp.abs(finite)))
 
 
 def _leaky_relu(features, alpha=0.2):
@@ -47,12 +71,12 @@ _SOFTMAX = (Dtype("logits", allowed=FLOAT), Axis("logits", message="`dim` must b
 relu = op("nn.relu", jax.nn.relu, signature="features",  # gradient 0 at 0, as TF
           contract=(Dtype("features", allowed=(*FLOAT, *INTEGER)),))
 relu6 = op("nn.relu6", _relu6)
-elu = op("nn.elu", jax.nn.elu, signature="features", contract=(Dtype("features", allowed=FLOAT),))
-selu = op("nn.selu", jax.nn.selu, signature="features", contract=(Dtype("features", allowed=FLOAT),))
+elu = op("nn.elu", _elu, contract=(Dtype("features", allowed=FLOAT),))
+selu = op("nn.selu", _selu, contract=(Dtype("features", allowed=FLOAT),))
 gelu = op("nn.gelu", _gelu, static=("approximate",))
 leaky_relu = op("nn.leaky_relu", _leaky_relu, static=("alpha",))
 silu = op("nn.silu", lambda features, beta=1.0: features * jax.nn.sigmoid(beta * features), static=("beta",))
-softsign = op("nn.softsign", jax.nn.soft_sign, signature="features")
+softsign = op("nn.softsign", _softsign)
 softmax = op("nn.softmax", _softmax, static=("axis",), contract=_SOFTMAX)
 log_softmax = op("nn.log_softmax", _log_softmax, static=("axis",), op_type="LogSoftmax", contract=_SOFTMAX)
 swish = silu
@@ -783,10 +807,10 @@ def _l2_normalize(x, axis=None, epsilon=1e-12, dim=None):
     if jnp.iscomplexobj(x):
         real, imag = jnp.real(x), jnp.imag(x)
         square_sum = jnp.sum(real * real + imag * imag, axis=axis, keepdims=True)
-        inv_norm = jax.lax.rsqrt(_maximum(square_sum, jnp.asarray(epsilon, square_sum.dtype)))
+        inv_norm = zero_cotangent.rsqrt(_maximum(square_sum, jnp.asarray(epsilon, square_sum.dtype)))
         return jax.lax.complex(real * inv_norm, imag * inv_norm)
     square_sum = jnp.sum(jnp.square(x), axis=axis, keepdims=True)
-    return x * jax.lax.rsqrt(_maximum(square_sum, jnp.asarray(epsilon, x.dtype)))
+    return x * zero_cotangent.rsqrt(_maximum(square_sum, jnp.asarray(epsilon, x.dtype)))
 
 
 @abstract_check
@@ -814,7 +838,7 @@ def _moments(x, axes, shift=None, keepdims=False):
 def _batch_normalization(x, mean, variance, offset, scale, variance_epsilon):
     # TF's order of operations; the per-channel factors are cast to x's dtype (float64 x with float32 moments is
     # no error in TF).
-    inv = jax.lax.rsqrt(variance + variance_epsilon)
+    inv = zero_cotangent.rsqrt(variance + variance_epsilon)
     if scale is not None:
         inv = inv * scale
     shift = offset - mean * inv if offset is not None else -mean * inv

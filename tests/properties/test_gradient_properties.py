@@ -8,6 +8,13 @@ zeros with `UnconnectedGradients.ZERO`, summing over non-scalar targets, structu
 TensorFlow's. The module under test is a parameter: `tapejax`, and real TensorFlow, which keeps the
 tests themselves honest (TF must pass every property too).
 
+JAX stays the right oracle after tapejax took TF's kernel conventions at the edges (a zero upstream gradient
+gives zero through sqrt/rsqrt/reciprocal; TF's gradients of pow in y, abs, reduce_max... at NaN, inf, 0 and
+bases <= 0; tests/compat/test_edge_values_vs_tf.py): programs.py draws no edge point (its rows are smooth and
+tame on [-1.5, 1.5]: log and sqrt see positive arguments, denominators stay >= 1, no NaN or inf is drawn), and
+away from the edges those conventions are JAX's own derivatives (a masked zero cotangent times a finite
+derivative is the same 0).
+
 Speed: compiling JAX's eager primitives for new shapes is what costs (tens of ms each). All tests
 that draw from `P.programs()` share one seed per session, and every example is drawn whole by the
 strategy, so they see the same programs and the oracle's primitives compile once per run.
