@@ -25,16 +25,20 @@ def tf_type_string(np_dtype: np.dtype) -> str:
     return _TF_TYPE_STRING.get(name, name)
 
 
-def _castable(source: np.dtype, target: np.dtype, from_python: bool) -> bool:
-    """Whether TF converts a value of `source` dtype to `target` implicitly."""
+def _castable(source: np.dtype, target: np.dtype, from_python: bool, explicit: bool = False) -> bool:
+    """Whether TF converts a value of `source` dtype to `target` implicitly (`explicit`: asked for by `dtype=`)."""
     if source == target:
         return True
+    if explicit and not from_python:
+        return True  # TF casts a numpy value to a requested dtype as numpy's astype does (floats truncate)
     s, t = source.kind, target.kind
     if t == "V":  # bfloat16
         t = "f"
     if from_python:
         # Python ints fit any numeric dtype (range checked by the caller); floats only float/complex.
-        return {"b": t == "b", "i": t in "iufc", "u": t in "iufc", "f": t in "fc", "c": t == "c"}[s]
+        # A Python bool takes a requested signed-int or float dtype (TF: not an unsigned or complex one).
+        return {"b": t == "b" or (explicit and t in "if"), "i": t in "iufc", "u": t in "iufc", "f": t in "fc",
+                "c": t == "c"}[s]
     return s == t or (s in "iu" and t in "iufc") or (s == "f" and t == "c")
 
 
@@ -117,13 +121,16 @@ def _convert(value: Any, dtype: dtypes.DType | None, hint: dtypes.DType | None, 
     target = dtype or hint
     if target is None or target._np == own:
         return np.asarray(value, dtype=own)
-    if _castable(own, target._np, from_python):
+    if _castable(own, target._np, from_python, explicit=dtype is not None):
         array = np.asarray(value)
         if from_python and own.kind in "iu" and target.is_integer and array.size:
             info = np.iinfo(target._np)
             if array.min() < info.min or array.max() > info.max:
                 raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {target.name}")
-        return array.astype(target._np)
+        if array.dtype.kind == "c" and target._np.kind != "c":
+            array = array.real  # TF drops the imaginary part; numpy would warn
+        with np.errstate(invalid="ignore", over="ignore"):  # out of range wraps, silently as in TF
+            return array.astype(target._np)
     if dtype is not None:
         raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {dtype.name}")
     return np.asarray(value, dtype=own)

@@ -343,6 +343,16 @@ class Tensor(_Operators):
         text = numpy_text(np.asarray(self._value), is_repr=True)
         return f"<tf.Tensor: shape={self.shape}, dtype={self.dtype.name}, numpy={text}>"
 
+    def __format__(self, spec: str) -> str:
+        # As TF: an eager tensor formats as its numpy value (`f"{loss:.4f}"` on a scalar; numpy refuses a spec
+        # for arrays); a tensor inside tf.function has no value, so only the empty spec (its str) works.
+        if isinstance(self._value, jax.core.Tracer):
+            if spec:
+                raise TypeError(f"unsupported format string passed to SymbolicTensor.__format__: a tensor inside "
+                                f"tf.function has no value yet; format it outside, or use tf.print")
+            return str(self)
+        return format(self.numpy(), spec)
+
     def _symbolic_name(self) -> str:
         # TF names a graph tensor after its op; tapejax has ids, which identify it as uniquely.
         return f"tensor_{self._tid}:0"

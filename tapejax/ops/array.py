@@ -46,8 +46,11 @@ def constant(value: Any, dtype: Any = None, shape: Any = None, name: str = "Cons
 
 
 def _cast_constant(value: _Operators, dtype: Any) -> Any:
-    array = value._value
-    return array if dtype is None else array.astype(dtypes.as_dtype(dtype)._np)
+    # TF does not cast a tensor here (`tf.cast` does): another dtype is a TypeError
+    if dtype is not None and value.dtype != dtypes.as_dtype(dtype):
+        raise TypeError(f"Expected tensor {value.numpy()} with dtype {dtypes.as_dtype(dtype)!r}, but got dtype "
+                        f"{value.dtype!r}. Use tf.cast to change a tensor's dtype.")
+    return value._value
 
 
 def convert_to_tensor(value: Any, dtype: Any = None, dtype_hint: Any = None, name: str | None = None) -> Tensor:
@@ -370,10 +373,26 @@ def _check_range(start: Any, limit: Any, delta: Any) -> None:
 
 
 def linspace(start, stop, num, name=None, axis=0) -> Tensor:
+    """`num` evenly spaced values from `start` to `stop` (`tf.linspace`), with TF's dtypes.
+
+    As in TF, `stop` is converted to `start`'s dtype (`tf.linspace(0, 2.5, 5)` is a TypeError; a tensor of another
+    dtype a ValueError), and integer bounds give the dtype of their true division: `tf.linspace(-2, 2, 5)` is
+    float64 (int8/int16/uint8/uint16 bounds give float32).
+
+    >>> import tapejax as tf
+    >>> print(tf.linspace(-2, 2, 5))
+    tf.Tensor([-2. -1.  0.  1.  2.], shape=(5,), dtype=float64)
+    """
     if int(num) < 0:
         raise errors.invalid_argument("LinSpace", f"Requires num >= 0: {int(num)}")
-    start_arr, stop_arr = to_array(start), to_array(stop, hint=dtypes.from_numpy(to_array(start).dtype))
-    return EagerTensor(jnp.linspace(start_arr, stop_arr, int(num), axis=axis, dtype=start_arr.dtype))
+    start_arr = to_array(start)
+    stop_arr = to_array(stop, dtype=dtypes.from_numpy(start_arr.dtype))
+    kind = start_arr.dtype
+    if kind == np.bool_:
+        raise errors.invalid_argument("LinSpace", "start and stop must be numbers, got bool")
+    if kind.kind in "iu":  # TF divides (stop - start) by num - 1: int32/int64 give float64, narrower float32
+        kind = np.dtype(np.float64 if kind.itemsize >= 4 else np.float32)
+    return EagerTensor(jnp.linspace(start_arr, stop_arr, int(num), axis=axis, dtype=kind))
 
 
 # -- indexing with index tensors: gather_nd, scatter_nd, tensor_scatter_nd_* ----------------------------------

@@ -92,7 +92,7 @@ def uniform(shape, minval=0, maxval=None, dtype=dtypes.float32, seed=None, name=
             raise ValueError(f"Must specify maxval for integer dtype {tf_dtype!r}")
         return EagerTensor(jax.random.randint(key, _shape(shape), int(minval), int(maxval), tf_dtype._np))
     sample = EagerTensor(jax.random.uniform(key, _shape(shape), tf_dtype._np))
-    maxval = 1.0 if maxval is None else maxval
+    minval, maxval = _bound(minval, tf_dtype._np), _bound(1.0 if maxval is None else maxval, tf_dtype._np)
     return _affine(sample, OPERATORS["math.subtract"](maxval, minval) if not _is_number(maxval, minval)
                    else maxval - minval, minval, tf_dtype._np)
 
@@ -101,8 +101,18 @@ def _is_number(*values: Any) -> bool:
     return all(isinstance(v, int | float) for v in values)
 
 
+def _bound(value: Any, np_dtype: np.dtype) -> Any:
+    """A mean, stddev, minval or maxval as TF converts it, to the sample's dtype: a numpy value is cast to it
+    (`minval=np.int32(0)` is fine), a tensor of another dtype is TF's ValueError."""
+    if _is_number(value):
+        return float(value) if isinstance(value, bool) else value  # a bool operand would not take the float hint
+    array = to_array(value, dtype=dtypes.from_numpy(np_dtype))  # raises for a tensor of another dtype
+    return value if isinstance(value, Tensor | Variable) else EagerTensor(jnp.asarray(array))
+
+
 def _affine(sample: Tensor, scale: Any, shift: Any, np_dtype: np.dtype) -> Tensor:
     # Through recorded ops, so gradients reach tensor-valued scale and shift (TF: rnd * stddev + mean).
+    scale, shift = _bound(scale, np_dtype), _bound(shift, np_dtype)
     if _is_number(scale, shift):
         return EagerTensor(sample._value * np.asarray(scale, np_dtype) + np.asarray(shift, np_dtype))
     return OPERATORS["math.add"](OPERATORS["math.multiply"](sample, scale), shift)
@@ -449,8 +459,8 @@ def stateless_uniform(shape, seed, minval=0, maxval=None, dtype=dtypes.float32, 
         return _stateless_uniform_op(seed, shape=_shape(shape), dtype=tf_dtype, minval=int(hashable(minval)),
                                      maxval=int(hashable(maxval)))
     sample = _stateless_uniform_op(seed, shape=_shape(shape), dtype=tf_dtype)
-    minval = 0 if minval is None else minval
-    maxval = 1.0 if maxval is None else maxval
+    minval = _bound(0 if minval is None else minval, tf_dtype._np)
+    maxval = _bound(1.0 if maxval is None else maxval, tf_dtype._np)
     scale = maxval - minval if _is_number(maxval, minval) else OPERATORS["math.subtract"](maxval, minval)
     return _affine(sample, scale, minval, tf_dtype._np)
 

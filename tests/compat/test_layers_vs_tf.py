@@ -248,6 +248,9 @@ LOSSES = [
     ("SparseCategoricalCrossentropy", {"from_logits": True}, "sparse_logits"),
     ("MeanSquaredError", {"reduction": "sum"}, "regression"),
     ("CategoricalCrossentropy", {"from_logits": True, "reduction": "none"}, "logits"),
+    ("Huber", {}, "regression"), ("Huber", {"delta": 0.3, "reduction": "sum"}, "regression"),
+    ("Huber", {"delta": 2.5, "reduction": "none"}, "regression"), ("Huber", {"reduction": "mean"}, "regression"),
+    ("Huber", {"reduction": None}, "regression"),
 ]
 
 
