@@ -16,6 +16,7 @@ from tapejax._src.contracts import CONCAT, PYTHON_AXIS, Axis, Dtype, Indices, Pa
 from tapejax._src.registry import hashable, op
 from tapejax._src.tensor import EagerTensor, Tensor, TensorShape, _Operators
 from tapejax._src.variable import Variable
+from tapejax.ops import nan_extrema
 
 newaxis = None
 
@@ -452,9 +453,12 @@ scatter_nd = op("scatter_nd", _scatter_nd, static=("shape",), same_dtype=False, 
 
 
 def _tensor_scatter(name: str, method: str, op_type: str):
-    """A tensor_scatter_nd_* row: `tensor.at[indices].<method>(updates)`."""
+    """A tensor_scatter_nd_* row: `tensor.at[indices].<method>(updates)`; max and min as TF's kernels (nan_extrema:
+    a NaN update is skipped, a NaN in the tensor kept)."""
 
     def impl(tensor, indices, updates):
+        if method in ("max", "min"):
+            return nan_extrema.scatter_extremum(jnp.asarray(tensor), _nd_index(indices), updates, method == "max")
         return getattr(jnp.asarray(tensor).at[_nd_index(indices)], method)(updates)
 
     def check(tensor, indices, updates):

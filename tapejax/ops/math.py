@@ -17,6 +17,7 @@ from tapejax._src.deferred import resolve
 from tapejax._src.contracts import COMPLEX, FLOAT, REDUCE, SCAN, Axis, Dtype, NonzeroDivisor, Rule
 from tapejax._src.registry import abstract_check, hashable, op
 from tapejax._src.tensor import OPERATORS, EagerTensor
+from tapejax.ops import nan_extrema
 
 
 def _unary(name: str, fn, **kw):
@@ -740,11 +741,13 @@ def _segment_sqrt_n(data, segment_ids, num_segments):
     return jax.ops.segment_sum(data, ids, num_segments) / jnp.sqrt(jnp.maximum(count, 1).astype(data.dtype))
 
 
-def _extremum(jax_fn, empty):
-    # JAX's derivative of segment_max/min shares a tie evenly among the tied elements, as TF's gradient does.
+def _extremum(largest: bool, empty, start=None):
+    # TF's running max from `start` (nan_extrema: a NaN is replaced by the next element), its gradient shared evenly
+    # among the elements equal to the result.
     def impl(data, segment_ids, num_segments):
         data, ids = _segments(data, segment_ids)
-        out = jax_fn(data, ids, num_segments)
+        begin = None if start is None else start(data.dtype)
+        out = nan_extrema.segment_extremum(data, ids, num_segments, largest, begin)
         filled = _per_segment(_counts(ids, num_segments), data) > 0
         return jnp.where(filled, out, jnp.asarray(empty(data.dtype), data.dtype))
 
@@ -807,10 +810,9 @@ def _unsorted(name: str, impl, op_type: str):
 unsorted_segment_sum = _unsorted("unsorted_segment_sum", _segment_sum, "UnsortedSegmentSum")
 unsorted_segment_mean = _unsorted("unsorted_segment_mean", _segment_mean, "UnsortedSegmentMean")
 unsorted_segment_sqrt_n = _unsorted("unsorted_segment_sqrt_n", _segment_sqrt_n, "UnsortedSegmentSqrtN")
-unsorted_segment_max = _unsorted("unsorted_segment_max", _extremum(jax.ops.segment_max, _lowest),
-                                 "UnsortedSegmentMax")
-unsorted_segment_min = _unsorted("unsorted_segment_min", _extremum(jax.ops.segment_min, _highest),
-                                 "UnsortedSegmentMin")
+# TF's unsorted max starts from the dtype's lowest value: a segment of -inf only gives it, as does an empty one.
+unsorted_segment_max = _unsorted("unsorted_segment_max", _extremum(True, _lowest, _lowest), "UnsortedSegmentMax")
+unsorted_segment_min = _unsorted("unsorted_segment_min", _extremum(False, _highest, _highest), "UnsortedSegmentMin")
 unsorted_segment_prod = _unsorted("unsorted_segment_prod", _segment_prod, "UnsortedSegmentProd")
 
 
@@ -825,7 +827,7 @@ def _concrete(value, api: str, what: str) -> np.ndarray:
     return np.asarray(array)
 
 
-def _sorted(name: str, impl, op_type: str):
+def _sorted(name: str, impl, op_type: str, note: str = ""):
     row = op(f"math.{name}", impl, static=("num_segments",), same_dtype=False, op_type=op_type)
 
     def segment_op(data, segment_ids, name=None):
@@ -841,21 +843,19 @@ def _sorted(name: str, impl, op_type: str):
 
     segment_op.__name__ = segment_op.__qualname__ = row.__name__
     segment_op.__doc__ = (f"Same semantics as tf.math.{row.__name__}: the ids are sorted, and there are "
-                          f"max(segment_ids) + 1 segments (empty ones get TF's 0, or 1 for a product).")
+                          f"max(segment_ids) + 1 segments (empty ones get TF's 0, or 1 for a product).{note}")
     segment_op.opdef = row.opdef
     OPERATORS[row.opdef.name] = segment_op
     return segment_op
 
 
-def _zero_if_empty(impl):
-    # The sorted ops give 0 for an empty segment, where the unsorted max/min give the dtype's lowest/highest.
-    return _extremum(lambda data, ids, n: impl(data, ids, n), lambda dtype: 0)
-
-
 segment_sum = _sorted("segment_sum", _segment_sum, "SegmentSum")
 segment_mean = _sorted("segment_mean", _segment_mean, "SegmentMean")
-segment_max = _sorted("segment_max", _zero_if_empty(jax.ops.segment_max), "SegmentMax")
-segment_min = _sorted("segment_min", _zero_if_empty(jax.ops.segment_min), "SegmentMin")
+# The sorted ops start from the first element, and give 0 for an empty segment.
+_NAN_NOTE = (" A NaN is replaced by the next element of its segment, as in TF's kernel on rows narrower than a SIMD "
+             "packet (8 float32s); TF's vectorised kernel skips every NaN of wider rows.")
+segment_max = _sorted("segment_max", _extremum(True, lambda dtype: 0), "SegmentMax", _NAN_NOTE)
+segment_min = _sorted("segment_min", _extremum(False, lambda dtype: 0), "SegmentMin", _NAN_NOTE)
 segment_prod = _sorted("segment_prod", _segment_prod, "SegmentProd")
 
 

@@ -14,6 +14,7 @@ from tapejax._src.convert import tf_type_string, to_array
 from tapejax._src.contracts import FLOAT, INTEGER, Axis, Dtype
 from tapejax._src.registry import abstract_check, op
 from tapejax._src.tensor import OPERATORS, EagerTensor
+from tapejax.ops import nan_extrema
 from tapejax.ops.math import _axis, _clip_by_norm, _maximum, _reduce_mean
 from tapejax.ops.math import sigmoid as sigmoid
 from tapejax.ops.math import softplus as softplus
@@ -595,10 +596,7 @@ def _pool(kind: str, input, plan: _PoolPlan):
     x = input if plan.axis is None else jnp.expand_dims(input, plan.axis)
     pads = _pads(x.shape, plan.window, plan.strides, plan.padding)
     if kind == "max":
-        # -inf (the least integer) is max's identity: lax.reduce_window is then JAX's differentiable
-        # reduce_window_max, whose gradient goes to the first maximum of a window, as TF's MaxPoolGrad.
-        lowest = -np.inf if jnp.issubdtype(x.dtype, jnp.inexact) else jnp.iinfo(x.dtype).min
-        out = jax.lax.reduce_window(x, np.array(lowest, x.dtype), jax.lax.max, plan.window, plan.strides, pads)
+        out = nan_extrema.max_pool(x, plan.window, plan.strides, pads)  # NaN skipped; TF's MaxPoolGrad (3D too)
     else:
         total = jax.lax.reduce_window(x, np.array(0, x.dtype), jax.lax.add, plan.window, plan.strides, pads)
         out = total / jnp.asarray(_window_counts(x.shape, plan.window, plan.strides, pads), x.dtype)
@@ -609,8 +607,10 @@ _MAX_POOL_TYPES = (*_FLOAT_TYPES, *(np.dtype(t) for t in (np.int8, np.int16, np.
                                                             np.uint16)))
 
 
-_MAX_POOL_DOC = """Same semantics as tf.{name}; computed with jax.lax.reduce_window. Its gradient goes to the first
-maximum of each window (row-major), as TF's MaxPoolGrad sends it.
+_MAX_POOL_DOC = """Same semantics as tf.{name}; computed with jax.lax.reduce_window. As TF's CPU kernels, NaN is
+skipped and a window of NaN or -inf only gives the dtype's lowest value. The gradient is TF's: in 1-D and 2-D it goes
+to the first element of each window (row-major), replaced by each later element greater than it (MaxPoolGrad); in
+3-D in full to every element within 1e-5 of the max (MaxPool3DGrad).
 
 >>> import tapejax as tf
 >>> print(tf.nn.max_pool2d(tf.reshape(tf.range(9.0), [1, 3, 3, 1]), 2, 2, "SAME")[0, :, :, 0])
@@ -618,8 +618,7 @@ tf.Tensor(
 [[4. 5.]
  [7. 8.]], shape=(2, 2), dtype=float32)
 
-Differences from TensorFlow: a NaN in a window gives NaN (TF's CPU kernel skips it), a window of -inf only gives
--inf (TF: the least float), and channels-first inputs have a gradient (TF's CPU kernels have none).
+Differences from TensorFlow: channels-first inputs have a gradient (TF's CPU kernels have none).
 """
 _AVG_POOL_DOC = """Same semantics as tf.{name}; computed with jax.lax.reduce_window. With "SAME" padding a window
 at the border averages only the input elements it covers, as TF's AvgPool does.

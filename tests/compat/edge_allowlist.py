@@ -8,7 +8,6 @@ its TF behaviour is a rule tapejax can follow.
 from __future__ import annotations
 
 _FTZ = "XLA:CPU flushes denormals to zero (log(1e-40) is -inf), TF's Eigen kernels do not"
-_NAN_IGNORED = "TF's max kernels skip NaN (a comparison NaN loses); XLA's max propagates it"
 _LAPACK = "a non-finite matrix: LAPACK (XLA) and Eigen (TF) fail differently, TF documents no result"
 _SPECIAL = "a special function at its pole or at infinity: XLA's and Eigen's approximations give different limits"
 _PROD = "TF's gradient of a product divides it by x (inf / inf, 0 / 0): JAX's multiplies the other factors"
@@ -18,16 +17,6 @@ ALLOWED: dict[str, str] = {
     "math.lgamma": _FTZ,
     "math.lbeta": _FTZ,
     "math.xlogy": _FTZ,
-    "tensor_scatter_nd_max": _NAN_IGNORED,
-    "tensor_scatter_nd_min": _NAN_IGNORED,
-    "math.segment_max": _NAN_IGNORED,
-    "math.segment_min": _NAN_IGNORED,
-    "math.unsorted_segment_max": _NAN_IGNORED,
-    "math.unsorted_segment_min": _NAN_IGNORED,
-    "nn.max_pool": _NAN_IGNORED,
-    "nn.max_pool1d": _NAN_IGNORED,
-    "nn.max_pool2d": _NAN_IGNORED,
-    "nn.max_pool3d": _NAN_IGNORED,
     "linalg.det": _LAPACK,
     "linalg.slogdet": _LAPACK,
     "linalg.logdet": _LAPACK,
