@@ -31,9 +31,10 @@ _FILES = itertools.count()  # the writer's number in the file name, as TF number
 
 
 def tensorboard_protos() -> Any:
-    """tensorboard's proto modules (event_pb2 and summary_pb2), or TF's ImportError advice without it."""
+    """tensorboard's proto modules (event_pb2 and summary_pb2); an ImportError saying how to install it."""
     try:
-        from tensorboard.compat.proto import event_pb2, summary_pb2  # noqa: PLC0415 (optional dependency)
+        import tensorboard  # noqa: F401, PLC0415 (optional dependency)
+        from tensorboard.compat.proto import event_pb2, summary_pb2  # noqa: PLC0415
     except ImportError as e:
         raise ImportError(INSTALL) from e
     return event_pb2, summary_pb2
