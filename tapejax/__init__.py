@@ -178,6 +178,26 @@ from tapejax.ops.linalg import matmul as matmul
 from tapejax.ops.linalg import norm as norm
 from tapejax.ops.linalg import tensordot as tensordot
 from tapejax._src.module import Module as Module
+from tapejax._src.devices import device as device
+from tapejax.init_ops import constant_initializer as constant_initializer
+from tapejax.init_ops import ones_initializer as ones_initializer
+from tapejax.init_ops import random_normal_initializer as random_normal_initializer
+from tapejax.init_ops import random_uniform_initializer as random_uniform_initializer
+from tapejax.init_ops import zeros_initializer as zeros_initializer
+from tapejax.ops.graph import broadcast_dynamic_shape as broadcast_dynamic_shape
+from tapejax.ops.graph import broadcast_static_shape as broadcast_static_shape
+from tapejax.ops.graph import control_dependencies as control_dependencies
+from tapejax.ops.graph import ensure_shape as ensure_shape
+from tapejax.ops.graph import executing_eagerly as executing_eagerly
+from tapejax.ops.graph import get_static_value as get_static_value
+from tapejax.ops.graph import group as group
+from tapejax.ops.graph import identity_n as identity_n
+from tapejax.ops.graph import inside_function as inside_function
+from tapejax.ops.graph import no_op as no_op
+from tapejax.ops.graph import realdiv as realdiv
+from tapejax.ops.graph import saturate_cast as saturate_cast
+from tapejax.ops.graph import shape_n as shape_n
+from tapejax.ops.graph import timestamp as timestamp
 
 # keras is built on the namespace above (dogfooding), so it comes last.
 from tapejax import keras as keras  # noqa: E402

@@ -1,6 +1,11 @@
 """tf.config: the switches TF code sets around tf.function and devices."""
 
+from tapejax import config_experimental as experimental
 from tapejax._src.checking import experimental_check as experimental_check
+from tapejax._src.devices import LogicalDevice as LogicalDevice
+from tapejax._src.devices import PhysicalDevice as PhysicalDevice
+from tapejax._src.devices import list_logical_devices as list_logical_devices
+from tapejax._src.devices import list_physical_devices as list_physical_devices
 from tapejax._src.function import functions_run_eagerly as functions_run_eagerly
 from tapejax._src.function import run_functions_eagerly as run_functions_eagerly
 

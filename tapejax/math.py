@@ -1,6 +1,7 @@
 """tf.math: the elementwise, reduction and comparison ops (rows in tapejax/ops/math.py)."""
 
 from tapejax.ops.math import add as add
+from tapejax.ops.nn import l2_normalize as l2_normalize
 from tapejax.ops.math import subtract as subtract
 from tapejax.ops.math import multiply as multiply
 from tapejax.ops.math import truediv as truediv

@@ -19,7 +19,7 @@ ORDER = ["dtypes", "errors", "logs", "caches", "checking", "context", "tensor", 
          "transforms", "sweep", "problem", "chunks", "debugging", "tape_arguments", "gradient_tape", "forward", "custom_gradient",
          "module", "capture", "control_flow", "loops", "autograph_transform", "autograph_operators", "autograph",
          "signature", "concrete_function", "retracing", "function", "printing",
-         "summary_writer", "summary_encoding", "summary_ops"]
+         "summary_writer", "summary_encoding", "summary_ops", "devices"]
 
 
 def _runtime_nodes(tree: ast.AST):
