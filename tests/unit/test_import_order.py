@@ -18,7 +18,7 @@ ORDER = ["dtypes", "errors", "logs", "caches", "checking", "context", "tensor", 
          "variable", "dispatch", "contracts", "zero_cotangent", "registry", "lowering", "executables", "structure",
          "transforms", "sweep", "problem", "chunks", "debugging", "tape_arguments", "gradient_tape", "forward", "custom_gradient",
          "module", "capture", "control_flow", "loops", "autograph_transform", "autograph_operators", "autograph",
-         "signature", "concrete_function", "retracing", "function", "printing"]
+         "signature", "concrete_function", "retracing", "function", "printing", "host_callback"]
 
 
 def _runtime_nodes(tree: ast.AST):
