@@ -193,17 +193,15 @@ def _py_results(func: Callable, ret: Any, results: list[_Result]) -> list[Tensor
     """func's return value as tensors of Tout's dtypes, by TF's EagerPyFunc rules (extra values are dropped)."""
     if isinstance(ret, list | tuple):
         pairs = list(zip(ret, results))
-        if len(ret) < len(results):
-            raise _count_error(func, len(ret), len(results))
     elif ret is None:
-        if results:
-            raise _count_error(func, 0, len(results))
         pairs = []
     else:
         if not results:
             raise errors.UnknownError(None, None, "IndexError: list index out of range (func returned a value, "
                                                   "but Tout is empty)")
         pairs = [(ret, results[0])]
+    if len(pairs) < len(results):
+        raise _count_error(func, len(pairs), len(results))
     out = []
     for value, result in pairs:
         if isinstance(value, Variable):

@@ -214,6 +214,10 @@ class TensorArray:
         return tensor
 
     def _out_of_range(self, i: int, verb: str) -> Exception:
+        if self._graph:  # TF's TensorList ops
+            what = "modify" if verb == "writing to" else "access"
+            return errors.InvalidArgumentError(None, None, f"Trying to {what} element {i} in a list with "
+                                                           f"{self._size()} elements.")
         if i < 0:
             return errors.OutOfRangeError(None, None, f"{verb.capitalize()} negative indices (index {i}) is not "
                                                       "allowed.")
