@@ -371,12 +371,16 @@ def _py_impl(func: Callable, avals: tuple, results: list[_Result]) -> Callable:
         return tuple(np.zeros(t._value.shape, t._value.dtype) if g is None else np.asarray(g._value)
                      for g, t in zip(grads, tensors) if _is_float(t))
 
+    def primal(arrays: Sequence[Any]) -> tuple:
+        # stop_gradient: differentiated again (a gradient's gradient), JAX sees the callback's inputs as constants
+        return _stage(host, avals, [jax.lax.stop_gradient(a) for a in arrays], True)
+
     @jax.custom_vjp
     def impl(*arrays: Any) -> tuple:
-        return _stage(host, avals, arrays, True)
+        return primal(arrays)
 
     def fwd(*arrays: Any) -> tuple:
-        return _stage(host, avals, arrays, True), arrays
+        return primal(arrays), arrays
 
     def bwd(arrays: tuple, cts: tuple) -> tuple:
         floats = [i for i, a in enumerate(arrays) if jnp.issubdtype(a.dtype, jnp.inexact)]

@@ -18,7 +18,8 @@ from . import dtypes
 from .capture import (Body, as_tensor, capture_each, current_trace, inputs_of, is_leaf, run_recorded, symbolic,
                       traced, unpack)
 from .tensor import OPERATORS, EagerTensor, Tensor, TensorShape
-from .tensor_array import TensorArray, seed_loop_vars
+from .tensor_array import TensorArray
+from .tensor_array_loops import seed_loop_vars
 
 
 def while_loop(cond: Callable, body: Callable, loop_vars: Any, shape_invariants: Any = None,

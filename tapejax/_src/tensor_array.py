@@ -16,7 +16,6 @@ before the loop, which must then be known (a `for` over a tensor range, or maxim
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 from typing import Any
 
 import jax
@@ -25,17 +24,17 @@ import numpy as np
 
 from .context import CONTEXT
 from . import dtypes, errors
-from .capture import as_tensor, capture_each, is_leaf, symbolic
+from .capture import as_tensor
 from .control_flow import _check_predicates
 from .convert import to_array
 from .tensor import OPERATORS, EagerTensor, Tensor, TensorShape
 from .variable import Variable
 
-_UNKNOWN_IN_LOOP = (
+UNKNOWN_IN_LOOP = (
     "tf.TensorArray inside tf.function: a loop carries this array, but its element shape is unknown ({why}). "
     "tapejax carries it as one buffer of static shape (size, *element_shape): pass element_shape= to "
     "tf.TensorArray, or write an element before the loop.")
-_DYNAMIC_UNBOUNDED = (
+DYNAMIC_UNBOUNDED = (
     "tf.TensorArray(dynamic_size=True) grown inside a tf.function loop whose trip count is not known when the step "
     "is traced: tapejax carries the array as one buffer whose size is fixed (XLA arrays have static shapes), "
     "grown by the loop's trip count. Loop over a tensor range (`for i in tf.range(n)`), pass maximum_iterations "
@@ -66,7 +65,7 @@ def _merge(a: TensorShape, b: TensorShape) -> TensorShape:
     return TensorShape([x if x is not None else y for x, y in zip(a.as_list(), b.as_list())])
 
 
-def _known(x: Any) -> int | None:
+def static_int(x: Any) -> int | None:
     """x as a Python int if the trace knows its value, else None."""
     value = x.read_value()._value if isinstance(x, Variable) else getattr(x, "_value", x)
     if isinstance(value, jax.core.Tracer):
@@ -109,7 +108,7 @@ class TensorArray:
         self._clear_after_read = True if clear_after_read is None else bool(clear_after_read)
         self._infer_shape = infer_shape
         self._element_shape = TensorShape(element_shape)
-        n = _known(size)
+        n = static_int(size)
         if n is None:
             raise ValueError("tf.TensorArray inside tf.function needs a size the trace knows (tf.shape(x)[0] of a "
                              "static shape, a Python int): its buffer has a static shape.")
@@ -229,7 +228,7 @@ class TensorArray:
 
     def read(self, index: Any, name: str | None = None) -> Tensor:
         """The element at `index` (zeros of the element shape if never written)."""
-        i = _known(index)
+        i = static_int(index)
         if self._items is None or i is None:
             return self._read_traced(index, i)
         if not 0 <= i < self._size():
@@ -248,7 +247,7 @@ class TensorArray:
         """The array with `value` at `index` (eagerly, this array too: its copies share the elements)."""
         tensor = self._convert(value)
         shape = self._check_shape(tensor.shape)
-        i = _known(index)
+        i = static_int(index)
         if self._items is None or i is None:
             return self._write_traced(index, i, tensor, shape)
         tensors = list(self._items.tensors)
@@ -274,7 +273,7 @@ class TensorArray:
 
     def gather(self, indices: Any, name: str | None = None) -> Tensor:
         """The elements at `indices`, stacked."""
-        known = [_known(i) for i in as_tensor(indices)] if self._items is not None else [None]
+        known = [static_int(i) for i in as_tensor(indices)] if self._items is not None else [None]
         if None in known:
             return OPERATORS["gather"](self._as_buffer()._buffer, indices)
         return OPERATORS["stack"]([self._element(i) for i in known])
@@ -307,7 +306,7 @@ class TensorArray:
         """The array with the rows of `value` at `indices`."""
         tensor = self._convert(value)
         index = as_tensor(indices)
-        known = [_known(i) for i in index] if self._items is not None else [None]
+        known = [static_int(i) for i in index] if self._items is not None else [None]
         if None in known:
             shape = self._check_shape(TensorShape(tensor.shape.as_list()[1:]))
             return self._scatter_traced(index, tensor, shape)
@@ -351,7 +350,7 @@ class TensorArray:
         if written:
             shape = _merge(shape, written[0].shape)
         if shape.rank is None or not shape.is_fully_defined():
-            raise ValueError(_UNKNOWN_IN_LOOP.format(why=f"{shape}, and no element is written yet"))
+            raise ValueError(UNKNOWN_IN_LOOP.format(why=f"{shape}, and no element is written yet"))
         zeros = EagerTensor(jnp.zeros(tuple(shape.as_list()), self._dtype._np))
         for t in written:
             if t.shape != shape:
@@ -415,72 +414,3 @@ class TensorArray:
          new._graph) = aux
         new._items, new._buffer = None, children[0]
         return new
-
-
-class _Probe:
-    """Stands for an array of unknown element shape during one trial capture of a loop body: it learns the shape
-    of the first value written into it. It has no leaves, so the loop's structure does not depend on it."""
-
-    def __init__(self, array: TensorArray, learned: dict):
-        self.array, self.learned = array, learned
-
-    def write(self, index: Any, value: Any, name: str | None = None) -> _Probe:
-        self.learned.setdefault(id(self.array), self.array._check_shape(self.array._convert(value).shape))
-        return self
-
-    def scatter(self, indices: Any, value: Any, name: str | None = None) -> _Probe:
-        shape = TensorShape(self.array._convert(value).shape.as_list()[1:])
-        self.learned.setdefault(id(self.array), self.array._check_shape(shape))
-        return self
-
-    def __getattr__(self, name: str) -> Any:
-        raise ValueError(_UNKNOWN_IN_LOOP.format(why=f"the loop body calls `{name}` before writing to it"))
-
-
-jax.tree_util.register_pytree_node(_Probe, lambda p: ((), p), lambda p, _: p)
-
-
-def _needs_shape(x: Any) -> bool:
-    if not isinstance(x, TensorArray) or x._items is None:
-        return False
-    shape = x._element_shape
-    known = shape.rank is not None and shape.is_fully_defined()
-    return not known and all(t is None for t in x._items.tensors)
-
-
-def seed_loop_vars(loop_vars: Any, call_body: Callable[[Any], Any], bound: Any) -> Any:
-    """The loop variables with each TensorArray ready to be carried by a traced loop: its element shape learned
-    from one trial capture of the body if unknown, and, if dynamic_size, grown by the loop's trip count `bound`."""
-    is_array = lambda x: isinstance(x, TensorArray) or is_leaf(x)  # noqa: E731
-    arrays = [x for x in jax.tree_util.tree_leaves(loop_vars, is_leaf=is_array) if isinstance(x, TensorArray)]
-    if not arrays:
-        return loop_vars
-    learned: dict[int, TensorShape] = {}
-    if any(_needs_shape(a) for a in arrays):
-        probed = jax.tree_util.tree_map(lambda x: _Probe(x, learned) if _needs_shape(x) else x, loop_vars,
-                                        is_leaf=is_array)
-        leaves, treedef = jax.tree_util.tree_flatten(probed, is_leaf=is_leaf)
-        placeholders = [EagerTensor(symbolic(as_tensor(x)._value)) for x in leaves]
-        capture_each([lambda *p: call_body(jax.tree_util.tree_unflatten(treedef, p))], placeholders,
-                     CONTEXT.trace)
-
-    def ready(x: Any) -> Any:
-        if not isinstance(x, TensorArray):
-            return x
-        if _needs_shape(x):
-            if id(x) not in learned:
-                raise ValueError(_UNKNOWN_IN_LOOP.format(why="the loop body writes nothing to it"))
-            x = x._as_buffer(learned[id(x)])
-        if x._dynamic_size:
-            trips = None if bound is None else _known(bound)
-            if trips is None:
-                raise ValueError(_DYNAMIC_UNBOUNDED)
-            return x._grown(trips)
-        return x._as_buffer()
-
-    return jax.tree_util.tree_map(ready, loop_vars, is_leaf=is_array)
-
-
-def tensor_arrays_in(values: Sequence[Any]) -> bool:
-    return any(isinstance(x, TensorArray) for x in jax.tree_util.tree_leaves(
-        values, is_leaf=lambda x: isinstance(x, TensorArray) or is_leaf(x)))

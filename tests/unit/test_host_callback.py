@@ -129,3 +129,16 @@ def test_host_failures_are_bounded():
         errors.host_failure(errors.UnknownError(None, None, "x"))
     assert len(errors.HOST_FAILURES) == errors._MAX_HOST_FAILURES
     errors.HOST_FAILURES.clear()
+
+
+def test_second_derivative_through_py_function_is_zero():
+    # TF gives None (no higher derivatives through EagerPyFunc); tapejax's backward callback is a constant to JAX
+    x = tf.constant([1.0, 2.0])
+    with tf.GradientTape() as outer:
+        outer.watch(x)
+        with tf.GradientTape() as inner:
+            inner.watch(x)
+            y = tf.py_function(lambda a: a * a * a, [x], tf.float32)
+        g = inner.gradient(y, x)
+    np.testing.assert_allclose(g.numpy(), 3 * x.numpy() ** 2)
+    np.testing.assert_array_equal(outer.gradient(g, x).numpy(), [0.0, 0.0])

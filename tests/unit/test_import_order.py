@@ -17,7 +17,7 @@ MAX_LINES = 450
 ORDER = ["dtypes", "errors", "logs", "caches", "checking", "context", "tensor", "deferred", "convert", "tape",
          "variable", "dispatch", "contracts", "zero_cotangent", "registry", "lowering", "executables", "structure",
          "transforms", "sweep", "problem", "chunks", "debugging", "tape_arguments", "gradient_tape", "forward", "custom_gradient",
-         "module", "capture", "control_flow", "tensor_array", "loops", "autograph_transform", "autograph_operators", "autograph",
+         "module", "capture", "control_flow", "tensor_array", "tensor_array_loops", "loops", "autograph_transform", "autograph_operators", "autograph",
          "signature", "concrete_function", "retracing", "function", "printing", "host_callback"]
 
 
