@@ -59,6 +59,9 @@ from tapejax._src.gradient_tape import gradients as gradients
 from tapejax._src.logs import get_logger as get_logger
 from tapejax.runner import install_as_tensorflow as install_as_tensorflow
 from tapejax._src.printing import print_ as print  # noqa: A001, F401 (TF's name)
+from tapejax._src.host_callback import numpy_function as numpy_function
+from tapejax._src.host_callback import py_function as py_function
+from tapejax._src.tensor_array import TensorArray as TensorArray
 from tapejax._src.tensor import Tensor as Tensor
 from tapejax._src.tensor import TensorShape as TensorShape
 from tapejax._src.variable import Variable as Variable

@@ -6,6 +6,8 @@ code catch what they caught before.
 
 from __future__ import annotations
 
+import itertools
+import re
 from typing import Final
 
 
@@ -70,6 +72,9 @@ def from_jax(op_type: str, error: Exception, traced: bool = False) -> Exception:
             or type(error).__name__ == "InconclusiveDimensionOperation"):  # function.py then traces per size
         return error
     text = str(error).strip() or type(error).__name__
+    failure = _HOST_MARK.search(text)
+    if failure is not None and int(failure.group(1)) in HOST_FAILURES:
+        return HOST_FAILURES.pop(int(failure.group(1)))
     if type(error).__name__ in ("XlaRuntimeError", "JaxRuntimeError"):
         status = text.split(":", 1)[0]
         cls = _STATUS.get(status, InvalidArgumentError)
@@ -79,6 +84,24 @@ def from_jax(op_type: str, error: Exception, traced: bool = False) -> Exception:
     if traced:  # JAX reports shape errors as TypeError; TF's graph construction as ValueError
         return ValueError(f"{text} for '{{node {op_type}}}'")
     return invalid_argument(op_type, text)
+
+
+# A host callback (tf.numpy_function / tf.py_function inside tf.function) that fails leaves TF's error here and
+# raises a marker that JAX wraps in its runtime error; from_jax gives back the error the marker names. Bounded:
+# a failure nobody converts (JAX swallowed it) is forgotten after _MAX_HOST_FAILURES more.
+HOST_FAILURES: dict[int, Exception] = {}
+_MAX_HOST_FAILURES: Final = 64
+_HOST_MARK = re.compile(r"tapejax host callback failure #(\d+)")
+_host_failure_ids = itertools.count(1)
+
+
+def host_failure(error: Exception) -> RuntimeError:
+    """The exception for a host callback to raise so that the compiled call raises `error` (TF's class)."""
+    number = next(_host_failure_ids)
+    HOST_FAILURES[number] = error
+    while len(HOST_FAILURES) > _MAX_HOST_FAILURES:
+        HOST_FAILURES.pop(next(iter(HOST_FAILURES)))
+    return RuntimeError(f"tapejax host callback failure #{number}: {type(error).__name__}")
 
 
 def is_jax(error: BaseException) -> bool:

@@ -18,6 +18,8 @@ from . import dtypes
 from .capture import (Body, as_tensor, capture_each, current_trace, inputs_of, is_leaf, run_recorded, symbolic,
                       traced, unpack)
 from .tensor import OPERATORS, EagerTensor, Tensor, TensorShape
+from .tensor_array import TensorArray
+from .tensor_array_loops import seed_loop_vars
 
 
 def while_loop(cond: Callable, body: Callable, loop_vars: Any, shape_invariants: Any = None,
@@ -29,10 +31,13 @@ def while_loop(cond: Callable, body: Callable, loop_vars: Any, shape_invariants:
     to be reverse-differentiable (it then runs as a masked `jax.lax.scan`)."""
     star = isinstance(loop_vars, list | tuple)
     call = (lambda f, v: f(*v)) if star else (lambda f, v: f(v))
-    leaves, treedef = jax.tree_util.tree_flatten(loop_vars, is_leaf=is_leaf)
     trace = current_trace()
+    leaves = [x for x in jax.tree_util.tree_leaves(loop_vars, is_leaf=_leaf_or_array) if is_leaf(x)]
     if trace is None or not (traced(*leaves) or traced(call(cond, loop_vars))):
         return _python_while(cond, body, loop_vars, maximum_iterations, call)
+    # a TensorArray is carried as one buffer: its element shape and (dynamic_size) capacity are fixed first
+    loop_vars = seed_loop_vars(loop_vars, lambda v: call(body, v), maximum_iterations)
+    leaves, treedef = jax.tree_util.tree_flatten(loop_vars, is_leaf=is_leaf)
     tensors = [as_tensor(x) for x in leaves]
     placeholders = [EagerTensor(symbolic(t._value)) for t in tensors]  # never the initial values: see symbolic
     structured = jax.tree_util.tree_unflatten(treedef, placeholders)
@@ -99,6 +104,10 @@ def while_loop(cond: Callable, body: Callable, loop_vars: Any, shape_invariants:
         trace.unbounded_loops = True  # a tape outside the function cannot differentiate through it either
     outs = run_recorded("control_flow.While", loop, tensors, inputs, carried, has_gradient=static_bound)
     return jax.tree_util.tree_unflatten(treedef, outs)
+
+
+def _leaf_or_array(x: Any) -> bool:
+    return is_leaf(x) or isinstance(x, TensorArray)
 
 
 def _python_while(cond: Callable, body: Callable, loop_vars: Any, maximum_iterations: Any, call: Callable) -> Any:
