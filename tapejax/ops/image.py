@@ -73,9 +73,11 @@ def _saturate_cast(x, dtype: np.dtype):
     info = np.iinfo(dtype)
     low = max(float(info.min), float(np.finfo(x.dtype).min) if jnp.issubdtype(x.dtype, jnp.floating) else info.min)
     if jnp.issubdtype(x.dtype, jnp.floating):
-        # the largest value of x's dtype not above dtype's maximum (2**31 - 1 is 2**31 in float32)
-        high = np.nextafter(np.asarray(info.max, x.dtype), np.asarray(0, x.dtype)) \
-            if float(np.asarray(info.max, x.dtype)) > info.max else np.asarray(info.max, x.dtype)
+        # TF clamps to the largest value of x's dtype below a 32-bit maximum (2**31 - 1 is 2**31 in float32), but
+        # to 64-bit maxima as they round (2**63, which then overflows to the minimum, as TF's cast does)
+        high = np.asarray(info.max, x.dtype)
+        if float(high) > info.max and dtype.itemsize <= 4:
+            high = np.nextafter(high, np.asarray(0, x.dtype))
         return _x86_cast(jnp.clip(x, np.asarray(low, x.dtype), high), dtype)
     xi = np.iinfo(x.dtype)
     return jnp.clip(x, max(info.min, xi.min), min(info.max, xi.max)).astype(dtype)
@@ -278,27 +280,34 @@ crop_at = op("image.crop_at", _crop_at, static=("size",), same_dtype=False, op_t
 # -- extract_patches ----------------------------------------------------------------------------------------
 
 def _extract_patches(images, sizes, strides, rates, padding):
-    channels = images.shape[-1]
-    patches = jax.lax.conv_general_dilated_patches(
-        images, filter_shape=tuple(sizes[1:3]), window_strides=tuple(strides[1:3]), padding=padding,
-        rhs_dilation=tuple(rates[1:3]), dimension_numbers=("NHWC", "OIHW", "NHWC"),
-        precision=jax.lax.Precision.HIGHEST)
-    # JAX orders each patch's features (channel, row, column); TF orders them (row, column, channel).
-    batch, rows, cols = patches.shape[:3]
-    patches = patches.reshape(batch, rows, cols, channels, sizes[1] * sizes[2])
-    return jnp.swapaxes(patches, -1, -2).reshape(batch, rows, cols, -1)
+    # Strided slices of the (zero-padded) images, one per position in the patch: values are copied, never
+    # multiplied (a convolution with an identity filter would spread a NaN to every patch feature).
+    (_, kh, kw, _), (_, sh, sw, _), (_, rh, rw, _) = sizes, strides, rates
+    height, width = images.shape[1:3]
+    eh, ew = (kh - 1) * rh + 1, (kw - 1) * rw + 1
+    if padding == "VALID":
+        oh, ow = (height - eh) // sh + 1, (width - ew) // sw + 1
+        pads = [(0, 0), (0, 0)]
+    else:  # SAME: TF's padding, the odd pixel at the bottom and right
+        oh, ow = -(-height // sh), -(-width // sw)
+        ph, pw = max((oh - 1) * sh + eh - height, 0), max((ow - 1) * sw + ew - width, 0)
+        pads = [(ph // 2, ph - ph // 2), (pw // 2, pw - pw // 2)]
+    padded = jnp.pad(images, [(0, 0), *pads, (0, 0)])
+    taps = [padded[:, a * rh:a * rh + (oh - 1) * sh + 1:sh, q * rw:q * rw + (ow - 1) * sw + 1:sw, :]
+            for a in range(kh) for q in range(kw)]
+    return jnp.stack(taps, axis=3).reshape(images.shape[0], oh, ow, -1)
 
 
 @abstract_check
 def _check_patches(images, sizes, strides, rates, padding):
     if images.ndim != 4:
-        raise ValueError(f"Shape must be rank 4 but is rank {images.ndim} for 'ExtractImagePatches' (images "
-                         "are [batch, height, width, channels])")
+        raise errors.invalid_argument("ExtractImagePatches", f"input must be 4-dimensional [batch, height, width, "
+                                                             f"channels], got shape {list(images.shape)}")
     for what, value in (("ksizes", sizes), ("strides", strides), ("rates", rates)):
         if len(value) != 4 or value[0] != 1 or value[3] != 1:
-            raise errors.invalid_argument(
-                "ExtractImagePatches", f"{what} must be [1, rows, cols, 1] (only the spatial entries may differ "
-                                       f"from 1), got {list(value)}")
+            raise errors.UnimplementedError(None, None, (
+                f"Only support {what} across space: {what} must be [1, rows, cols, 1], got {list(value)} "
+                "[Op:ExtractImagePatches]"))
     if padding not in ("SAME", "VALID"):
         raise ValueError(f"padding must be 'SAME' or 'VALID', got {padding!r}")
 

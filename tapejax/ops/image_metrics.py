@@ -70,8 +70,8 @@ def _sobel_edges(image):
         total = jnp.zeros(image.shape, image.dtype)
         for a in range(3):
             for b in range(3):
-                if kernel[a][b]:
-                    total = total + np.asarray(kernel[a][b], image.dtype) * padded[:, a:a + height, b:b + width]
+                # zero taps too: TF's depthwise convolution multiplies them (a NaN or inf neighbour gives NaN)
+                total = total + np.asarray(kernel[a][b], image.dtype) * padded[:, a:a + height, b:b + width]
         edges.append(total)
     return jnp.stack(edges, axis=-1)
 
