@@ -48,4 +48,14 @@ ALLOWED: dict[str, str] = {
     "nn.conv2d": "as nn.conv1d",
     "nn.depthwise_conv2d": "as nn.conv1d",
     "random.gamma": "a different sampler: at alpha <= 0, inf or NaN the samples differ",
+    "image.resize": "one weight matrix per axis: a NaN or inf pixel reaches every output of its rows and columns "
+    "(times a zero weight), where TF's kernels read only each output's taps; TF's bilinear a + (b - a) * t gives "
+    "NaN at inf",
+    "image.adjust_gamma": "TF's `gamma >= 0` check raises for a NaN gamma; a denormal gain is flushed to zero (XLA)",
+    "image.rgb_to_hsv": "TF's kernel and its hand-written gradient pick the channel of the maximum and treat NaN and "
+    "zero spread by their own formulas; JAX differentiates the selects",
+    "image.total_variation": "at NaN, TF's Abs gradient is sign(NaN) = NaN; XLA's sign of NaN is 0 in the gradient",
+    "image.psnr": _FTZ + " (the mean squared error of a denormal difference)",
+    "image.ssim_multiscale": "where a scale's relu cuts, TF's Pow gradient is inf at 0 and times ReluGrad's zero "
+    "mask gives NaN; JAX's gives 0",
 }

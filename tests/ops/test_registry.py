@@ -206,7 +206,7 @@ def _equation_count(jaxpr: Any) -> int:
 
 
 def tolerances(dtype: np.dtype, spec: S.Spec) -> dict[str, float]:
-    if np.dtype(dtype) in (np.float64, np.complex128):
+    if np.dtype(dtype) in (np.float64, np.complex128) and not spec.float32_inside:
         return {"rtol": 1e-10, "atol": 1e-12}
     return {"rtol": spec.rtol, "atol": spec.atol}
 
@@ -299,10 +299,13 @@ def test_check_grads_order_2(case_id, name, spec):
     """JAX's numerical check of the row's impl, to second order (float64: accurate finite differences); to first
     order for the rows whose second derivatives are TF's, not the true ones (`Spec.grad_order`)."""
     spec = need(name, spec)
-    args = S.to_float64(S.sample(case_id, spec))
+    args = S.sample(case_id, spec) if spec.float32_inside else S.to_float64(S.sample(case_id, spec))
     fn, floats = impl_of_floats(name, spec, args)
     with quick_compiles():
-        check_grads(maybe_jit(fn, fn, floats), tuple(floats), order=spec.grad_order, modes=["rev"])
+        if spec.float32_inside:  # float32 finite differences: a step well above float32 rounding
+            check_grads(maybe_jit(fn, fn, floats), tuple(floats), order=1, modes=["rev"], eps=1e-2)
+        else:
+            check_grads(maybe_jit(fn, fn, floats), tuple(floats), order=spec.grad_order, modes=["rev"])
 
 
 @pytest.mark.parametrize("case_id, name, spec", cases("gradient", _differentiated))
@@ -391,7 +394,10 @@ def test_float64_inputs_keep_float64(case_id, name, spec):
     spec = need(name, spec)
     args = S.to_float64(S.sample(case_id, spec))
     got = call_public(name, spec, [tf.constant(a) for a in args])
-    for out in S.as_outputs(got):
+    want = S.as_outputs(spec.ref(*args, **spec.kwargs))
+    for out, ref in zip(S.as_outputs(got), want):
+        if np.asarray(ref).dtype == np.float32:
+            continue  # TF's float32 result whatever the input (tf.image.resize, psnr, ...): the reference says so
         assert out.dtype.name not in ("float32", "complex64"), f"float64 input gave {out.dtype.name}"
     assert_matches(got, spec.ref(*args, **spec.kwargs), spec)
 
