@@ -99,8 +99,13 @@ class FlatMapDataset(Dataset):
 
 
 def _probe(fn: Callable, structure: Structure, api: str) -> Dataset:
-    zeros = tuple(np.zeros([d if d is not None else 1 for d in s.shape.as_list()], s.dtype._np)
-                  if hasattr(s, "shape") else s for s in structure.specs)
+    from .api import DatasetSpec
+    from .batching import _WindowComponent
+    from .sources import TensorSliceDataset
+    zeros = tuple(_WindowComponent(TensorSliceDataset(np.zeros([1, *[d or 1 for d in s.element_spec.shape.as_list()]],
+                                                               s.element_spec.dtype._np)))
+                  if isinstance(s, DatasetSpec) else np.zeros([d if d is not None else 1 for d in s.shape.as_list()],
+                                                             s.dtype._np) for s in structure.specs)
     value = structure.tensors(zeros)
     return _dataset_of(fn(*(value if isinstance(value, tuple) else (value,))), api)
 
@@ -142,7 +147,7 @@ class InterleaveDataset(Dataset):
                     slots[index] = FlatMapDataset._call(self, element)._elements()
             it = slots[index]
             if it is not None:
-                for _ in range(self._block):
+                for _ in range(self._block):  # an exhausted slot is refilled when the cycle next reaches it (TF)
                     value = next(it, None)
                     if value is None:
                         slots[index] = None
@@ -150,8 +155,6 @@ class InterleaveDataset(Dataset):
                     yield value
                 else:
                     index = (index + 1) % self._cycle
-                    continue
-                if not exhausted:  # the slot is refilled at once, before the cycle moves on (as TF)
                     continue
             if exhausted and all(s is None for s in slots):
                 return

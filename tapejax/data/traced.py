@@ -39,6 +39,12 @@ class Stateful(Exception):
     """The function touched a tf.Variable: it is run eagerly instead of compiled."""
 
 
+def _needs_values(e: Exception) -> bool:
+    """A trace that needs a concrete value (a shape from a tensor's value, `tf.fill([x], x)`): run eagerly."""
+    return isinstance(e, jax.errors.ConcretizationTypeError | jax.errors.TracerArrayConversionError |
+                      jax.errors.TracerIntegerConversionError | jax.errors.TracerBoolConversionError)
+
+
 @contextlib.contextmanager
 def _seeds(snapshot: tuple | None) -> Iterator[None]:
     """Runs a trace with the random seed state `snapshot` (None: the current one, left advanced)."""
@@ -122,8 +128,10 @@ class TracedFunction:
         if all(s is not None and None not in s for s in shapes):
             try:
                 _, out = self._trace(tuple(tuple(s) for s in shapes), first=True)
-            except Stateful:
-                return self._eager_spec(specs)
+            except Exception as e:
+                if isinstance(e, Stateful) or _needs_values(e):
+                    return self._eager_spec(specs)
+                raise
             return out
         try:  # TF's shape inference: the None dimensions symbolic, the results' symbolic ones None
             scope = jax.export.SymbolicScope()
@@ -137,9 +145,9 @@ class TracedFunction:
             with _seeds(None):
                 jax.eval_shape(lambda *a: self._pure(holder, a[:-1], a[-1]), *avals, _COUNTER)
             return holder[0]
-        except Stateful:
-            return self._eager_spec(specs)
-        except Exception:  # a step that needs concrete sizes: dimensions that differ between two sizes are None
+        except Exception as e:  # a step that needs concrete sizes: dimensions that differ between two sizes are None
+            if isinstance(e, Stateful) or _needs_values(e):
+                return self._eager_spec(specs)
             outs = [self._trace(tuple(tuple(d if d is not None else size for d in (s or [])) for s in shapes),
                                 first=size == 1)[1] for size in (1, 2)]
             merged = [TensorSpec(TensorShape([x if x == y else None for x, y in zip(a.shape.dims, b.shape.dims)]),
@@ -147,12 +155,20 @@ class TracedFunction:
             return outs[0].with_specs(tuple(merged))
 
     def _eager_spec(self, specs: tuple) -> Structure:
-        """A function with variables: its result structure from one eager call on zeros (TF traces it)."""
-        self.stateful = self.vectorisable = False
-        zeros = tuple(np.zeros([d if d is not None else 1 for d in s.shape.as_list()], s.dtype._np) for s in specs)
-        with _seeds(self._seed_state):
-            out, _ = Structure.split(self.call_python(zeros), self.api)
-        return out
+        """A function with variables, or whose shapes depend on values: it runs eagerly per element. Its result
+        structure comes from eager calls on zeros and on ones (dimensions that differ are None), where TF
+        infers it from the graph."""
+        self.stateful, self.vectorisable = True, False
+        outs = []
+        for fill, size in ((0, 1), (1, 2)):
+            probe = tuple(np.full([d if d is not None else size for d in s.shape.as_list()], fill, s.dtype._np)
+                          for s in specs)
+            with _seeds(self._seed_state):
+                outs.append(Structure.split(self.call_python(probe), self.api)[0])
+        merged = [TensorSpec(TensorShape([x if x == y else None for x, y in zip(a.shape.dims, b.shape.dims)])
+                             if a.shape.rank == b.shape.rank else TensorShape(None), a.dtype)
+                  for a, b in zip(outs[0].specs, outs[1].specs)]
+        return outs[0].with_specs(tuple(merged))
 
     # -- running -------------------------------------------------------------------------------------------
 
