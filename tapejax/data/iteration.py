@@ -16,8 +16,11 @@ from typing import Any
 
 import jax
 import numpy as np
+from jax.experimental import io_callback
 
 from tapejax._src import errors
+from tapejax._src.context import CONTEXT
+from tapejax._src.tensor import EagerTensor
 
 from .api import Dataset
 from .stage import Stage
@@ -33,12 +36,46 @@ class OwnedIterator:
         self._dataset = dataset
         self._structure = dataset._structure
         self._it: Iterator[tuple] = dataset._elements()
+        self._peeked: tuple | None = None
+        # iterated by a Python loop while a tf.function is traced (`for x in dataset`): unrolled, see README
+        self._unrolling = CONTEXT.trace is not None
 
     def __iter__(self) -> OwnedIterator:
         return self
 
     def __next__(self) -> Any:
+        if CONTEXT.trace is not None and not self._unrolling:
+            return self._traced_next()
         return self._structure.tensors(next(self._it))
+
+    def _traced_next(self) -> Any:
+        """`next(iterator)` inside a tf.function trace: a host callback that pulls the next element each time
+        the compiled function runs (an iterator passed into a step gives a new batch per call, as in TF). Its
+        shapes are the element_spec's, or, where that has None dimensions, those of the next element (peeked
+        now); an element of other shapes, or the end of the data, raises when the step runs."""
+        specs = self._structure.specs
+        if all(s.shape.is_fully_defined() for s in specs):
+            shapes = [tuple(s.shape.as_list()) for s in specs]
+        else:
+            if self._peeked is None:
+                self._peeked = next(self._it)
+            shapes = [tuple(np.shape(x)) for x in self._peeked]
+        results = tuple(jax.ShapeDtypeStruct(shape, s.dtype._np) for shape, s in zip(shapes, specs))
+
+        def pull(_call: Any) -> tuple:
+            element = self._peeked if self._peeked is not None else next(self._it, None)
+            self._peeked = None
+            if element is None:
+                raise errors.OutOfRangeError(None, None, "End of sequence")
+            got = [tuple(np.shape(x)) for x in element]
+            if got != shapes:
+                raise errors.InvalidArgumentError(None, None, f"The iterator's next element has shapes {got}, "
+                                                  f"where the tf.function was traced for {shapes}.")
+            return tuple(np.asarray(x) for x in element)
+
+        # the call number (a traced input of every tf.function) as operand: staged, never folded at trace time
+        values = io_callback(pull, results, CONTEXT.trace.call_count(), ordered=True)
+        return self._structure.pack([EagerTensor(v) for v in values])
 
     def get_next(self, name: str | None = None) -> Any:
         try:
