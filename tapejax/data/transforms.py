@@ -129,7 +129,9 @@ class ZipDataset(Dataset):
     def __init__(self, datasets: Any):
         from tapejax import nest
         flat = nest.flatten(datasets)
-        for d in flat:
+        lists = []
+        _find_lists(datasets, lists)
+        for d in [*flat, *lists]:
             if not isinstance(d, Dataset):
                 raise TypeError(f"Invalid input to `zip`. Inputs are expected to be (nested) structures of "
                                 f"`tf.data.Dataset` objects. Python `list` is not supported and you should use "
@@ -153,6 +155,18 @@ class ZipDataset(Dataset):
             return None
         return View(min(v.n for v in views), lambda idx: tuple(itertools.chain.from_iterable(
             v.take(idx) for v in views)))
+
+
+def _find_lists(value: Any, found: list) -> None:
+    """Lists in a zip's nest: TF refuses them (a list is a value in tf.data, not structure)."""
+    if isinstance(value, list):
+        found.append(value)
+    elif isinstance(value, tuple):
+        for v in value:
+            _find_lists(v, found)
+    elif isinstance(value, dict):
+        for v in value.values():
+            _find_lists(v, found)
 
 
 class ConcatenateDataset(Dataset):
