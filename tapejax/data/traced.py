@@ -17,6 +17,7 @@ variables' current values as TF's map does.
 from __future__ import annotations
 
 import contextlib
+import itertools
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -33,6 +34,11 @@ from tapejax._src.tensor import TensorShape
 from .structure import Structure, spec_of
 
 _COUNTER = jax.ShapeDtypeStruct((), np.uint32)
+# Shared by every traced dataset function, bounded (one Memo per function would grow caches.ALL per `map` call)
+_JAXPRS = caches.Memo("tf.data function traces (data/traced.py)", 256)
+_SINGLES = caches.Memo("tf.data per-element executables (data/traced.py)", 256)
+_BLOCKS = caches.Memo("tf.data vectorised executables (data/traced.py)", 256)
+_UIDS = itertools.count()
 
 
 class Stateful(Exception):
@@ -79,9 +85,7 @@ class TracedFunction:
         self.extra = extra  # a state structure passed first (scan, reduce)
         self._converted = autograph.convert(fn) if callable(fn) else fn
         self._seed_state = _snapshot()
-        self._jaxprs = caches.Memo(f"{api} traces", 64)
-        self._singles = caches.Memo(f"{api} executables", 64)
-        self._blocks = caches.Memo(f"{api} vectorised executables", 64)
+        self._uid = next(_UIDS)  # this function's part of the shared caches (keys: (uid, shapes))
         self.vectorisable = True
         self.stateful = False
         self.out = self._trace_spec()
@@ -111,15 +115,15 @@ class TracedFunction:
         return arrays
 
     def _trace(self, shapes: tuple, first: bool = False) -> tuple[Any, Structure]:
-        key = shapes
-        found = self._jaxprs.get(key)
+        key = (self._uid, shapes)
+        found = _JAXPRS.get(key)
         if found is not None:
             return found
         holder: list = []
         avals = [jax.ShapeDtypeStruct(s, spec.dtype._np) for s, spec in zip(shapes, self._specs())]
         with _seeds(None if first else self._seed_state):
             closed = jax.make_jaxpr(lambda *a: self._pure(holder, a[:-1], a[-1]))(*avals, _COUNTER)
-        found = self._jaxprs[key] = (closed, holder[0])
+        found = _JAXPRS[key] = (closed, holder[0])
         return found
 
     def _trace_spec(self) -> Structure:
@@ -178,10 +182,10 @@ class TracedFunction:
             out, arrays = Structure.split(self.call_python(leaves), self.api)
             return arrays
         shapes = tuple(tuple(np.shape(x)) for x in leaves)
-        run = self._singles.get(shapes)
+        run = _SINGLES.get((self._uid, shapes))
         if run is None:
             closed, _ = self._trace(shapes)
-            run = self._singles[shapes] = jax.jit(jax.extend.core.jaxpr_as_fun(closed))
+            run = _SINGLES[self._uid, shapes] = jax.jit(jax.extend.core.jaxpr_as_fun(closed))
         return tuple(run(*leaves, np.uint32(counter & 0xFFFFFFFF)))
 
     def block(self, leaves: tuple, counters: np.ndarray) -> tuple | None:
@@ -190,10 +194,10 @@ class TracedFunction:
         if not self.vectorisable:
             return None
         shapes = tuple(tuple(np.shape(x)[1:]) for x in leaves)
-        run = self._blocks.get(shapes)
+        run = _BLOCKS.get((self._uid, shapes))
         if run is None:
             closed, _ = self._trace(shapes)
-            run = self._blocks[shapes] = jax.jit(jax.vmap(jax.extend.core.jaxpr_as_fun(closed)))
+            run = _BLOCKS[self._uid, shapes] = jax.jit(jax.vmap(jax.extend.core.jaxpr_as_fun(closed)))
         try:
             return tuple(run(*leaves, counters.astype(np.uint32)))
         except Exception:  # an op without a batching rule (a host callback): element by element, as TF
