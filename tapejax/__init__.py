@@ -6,6 +6,7 @@ This module is the `tf` namespace: explicit re-exports only, no logic.
 from tapejax import autodiff as autodiff
 from tapejax import autograph as autograph
 from tapejax import config as config
+from tapejax import data as data
 from tapejax import debugging as debugging
 from tapejax import dtypes as dtypes
 from tapejax import errors as errors

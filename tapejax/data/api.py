@@ -1,0 +1,277 @@
+"""`tf.data.Dataset`'s public methods (the stages live in sources, transforms, batching, mapping, shuffling and
+iteration), and the small public classes around it: DatasetSpec, Options, Optional."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from tapejax._src import errors
+
+from .stage import INFINITE, UNKNOWN, Stage
+
+
+class Dataset(Stage):
+    """A pipeline of elements (`tf.data.Dataset`), with TF's semantics; see README, "tf.data".
+
+    >>> import tapejax as tf
+    >>> ds = tf.data.Dataset.from_tensor_slices([1, 2, 3, 4]).map(lambda x: x * 2).batch(3)
+    >>> [b.numpy().tolist() for b in ds]
+    [[2, 4, 6], [8]]
+    """
+
+    # -- sources --------------------------------------------------------------------------------------------
+
+    @staticmethod
+    def from_tensor_slices(tensors: Any, name: str | None = None) -> Dataset:
+        """Element i holds row i of every component (tuples, dicts and namedtuples are structure)."""
+        from .sources import TensorSliceDataset
+        return TensorSliceDataset(tensors)
+
+    @staticmethod
+    def from_tensors(tensors: Any, name: str | None = None) -> Dataset:
+        """One element: the whole value."""
+        from .sources import TensorDataset
+        return TensorDataset(tensors)
+
+    @staticmethod
+    def range(*args: Any, output_type: Any = None, name: str | None = None) -> Dataset:
+        """int64 elements as Python's `range(start, stop, step)`."""
+        from tapejax._src import dtypes
+        from .sources import RangeDataset
+        return RangeDataset(*[int(np.asarray(getattr(a, "_value", a))) for a in args],
+                            output_type=output_type or dtypes.int64)
+
+    @staticmethod
+    def from_generator(generator: Callable, output_types: Any = None, output_shapes: Any = None,
+                       args: Any = None, output_signature: Any = None, name: str | None = None) -> Dataset:
+        """The values a Python generator yields, checked against `output_signature`."""
+        from .sources import GeneratorDataset, signature_from_types
+        if output_signature is None:
+            if output_types is None:
+                raise TypeError("To specify the output signature you need to provide either the "
+                                "`output_signature` argument or the `output_types` argument.")
+            output_signature = signature_from_types(output_types, output_shapes)
+        call_args = tuple(np.asarray(getattr(a, "_value", a)) for a in args) if args is not None else ()
+        return GeneratorDataset(generator, output_signature, call_args)
+
+    @staticmethod
+    def zip(*args: Any, datasets: Any = None, name: str | None = None) -> Dataset:
+        """Elements of the datasets side by side, as a nest shaped as the arguments; ends with the shortest."""
+        from .transforms import ZipDataset
+        if datasets is None:
+            datasets = args[0] if len(args) == 1 else args
+        return ZipDataset(datasets)
+
+    # -- transformations ------------------------------------------------------------------------------------
+
+    def map(self, map_func: Callable, num_parallel_calls: Any = None, deterministic: Any = None,
+            synchronous: Any = None, use_unbounded_threadpool: Any = None, name: str | None = None) -> Dataset:
+        """`map_func` on each element, traced once and compiled; vectorised with jax.vmap when a `batch`
+        follows. `num_parallel_calls` and `deterministic` are accepted: the order is always deterministic."""
+        from .mapping import MapDataset
+        return MapDataset(self, map_func, num_parallel_calls, deterministic)
+
+    def filter(self, predicate: Callable, name: str | None = None) -> Dataset:
+        from .transforms import FilterDataset
+        return FilterDataset(self, predicate)
+
+    def flat_map(self, map_func: Callable, name: str | None = None) -> Dataset:
+        from .mapping import FlatMapDataset
+        return FlatMapDataset(self, map_func)
+
+    def interleave(self, map_func: Callable, cycle_length: Any = None, block_length: Any = None,
+                   num_parallel_calls: Any = None, deterministic: Any = None, name: str | None = None) -> Dataset:
+        from .mapping import InterleaveDataset
+        return InterleaveDataset(self, map_func, cycle_length, block_length, num_parallel_calls, deterministic)
+
+    def batch(self, batch_size: Any, drop_remainder: bool = False, num_parallel_calls: Any = None,
+              deterministic: Any = None, name: str | None = None) -> Dataset:
+        from .batching import BatchDataset
+        return BatchDataset(self, batch_size, drop_remainder)
+
+    def padded_batch(self, batch_size: Any, padded_shapes: Any = None, padding_values: Any = None,
+                     drop_remainder: bool = False, name: str | None = None) -> Dataset:
+        from .batching import PaddedBatchDataset
+        return PaddedBatchDataset(self, batch_size, padded_shapes, padding_values, drop_remainder)
+
+    def unbatch(self, name: str | None = None) -> Dataset:
+        from .batching import UnbatchDataset
+        return UnbatchDataset(self)
+
+    def rebatch(self, batch_size: Any, drop_remainder: bool = False, name: str | None = None) -> Dataset:
+        from .batching import RebatchDataset
+        return RebatchDataset(self, batch_size, drop_remainder)
+
+    def window(self, size: Any, shift: Any = None, stride: Any = 1, drop_remainder: bool = False,
+               name: str | None = None) -> Dataset:
+        from .batching import WindowDataset
+        return WindowDataset(self, size, shift, stride, drop_remainder)
+
+    def shuffle(self, buffer_size: Any, seed: Any = None, reshuffle_each_iteration: bool | None = None,
+                name: str | None = None) -> Dataset:
+        """TF's buffer semantics; the order is a different one from TF's for the same seed (numpy's RNG)."""
+        from .shuffling import ShuffleDataset
+        return ShuffleDataset(self, buffer_size, seed, reshuffle_each_iteration)
+
+    def repeat(self, count: Any = None, name: str | None = None) -> Dataset:
+        from .transforms import RepeatDataset
+        return RepeatDataset(self, count)
+
+    def take(self, count: Any, name: str | None = None) -> Dataset:
+        from .transforms import TakeDataset
+        return TakeDataset(self, count)
+
+    def skip(self, count: Any, name: str | None = None) -> Dataset:
+        from .transforms import SkipDataset
+        return SkipDataset(self, count)
+
+    def take_while(self, predicate: Callable, name: str | None = None) -> Dataset:
+        from .transforms import TakeWhileDataset
+        return TakeWhileDataset(self, predicate)
+
+    def shard(self, num_shards: Any, index: Any, name: str | None = None) -> Dataset:
+        from .transforms import ShardDataset
+        return ShardDataset(self, num_shards, index)
+
+    def concatenate(self, dataset: Dataset, name: str | None = None) -> Dataset:
+        from .transforms import ConcatenateDataset
+        return ConcatenateDataset(self, dataset)
+
+    def enumerate(self, start: Any = 0, name: str | None = None) -> Dataset:
+        from .transforms import EnumerateDataset
+        return EnumerateDataset(self, start)
+
+    def cache(self, filename: str = "", name: str | None = None) -> Dataset:
+        """Keeps the first complete pass in memory (a `filename` is accepted and the cache kept in memory)."""
+        from .transforms import CacheDataset
+        return CacheDataset(self, filename)
+
+    def unique(self, name: str | None = None) -> Dataset:
+        from .transforms import UniqueDataset
+        return UniqueDataset(self)
+
+    def scan(self, initial_state: Any, scan_func: Callable, name: str | None = None) -> Dataset:
+        from .mapping import ScanDataset
+        return ScanDataset(self, initial_state, scan_func)
+
+    def prefetch(self, buffer_size: Any, name: str | None = None) -> Dataset:
+        """Computes up to `buffer_size` elements ahead in a background thread."""
+        from .iteration import PrefetchDataset
+        return PrefetchDataset(self, buffer_size)
+
+    def apply(self, transformation_func: Callable) -> Dataset:
+        out = transformation_func(self)
+        if not isinstance(out, Dataset):
+            raise TypeError(f"`transformation_func` must return a `tf.data.Dataset` object. Got {type(out)}.")
+        return out
+
+    def with_options(self, options: Options, name: str | None = None) -> Dataset:
+        from .transforms import TakeDataset
+        out = TakeDataset(self, -1)
+        out._tf_name = "_OptionsDataset"
+        out._options = self.options().merge(options)
+        return out
+
+    def options(self) -> Options:
+        return getattr(self, "_options", None) or Options()
+
+    # -- consuming --------------------------------------------------------------------------------------------
+
+    def reduce(self, initial_state: Any, reduce_func: Callable, name: str | None = None) -> Any:
+        from .mapping import reduce
+        return reduce(self, initial_state, reduce_func)
+
+    def get_single_element(self, name: str | None = None) -> Any:
+        it = self._elements()
+        first = next(it, None)
+        if first is None:
+            raise errors.InvalidArgumentError(None, None, "Dataset was empty.")
+        if next(it, None) is not None:
+            raise errors.InvalidArgumentError(None, None, "Dataset had more than one element.")
+        return self._structure.tensors(first)
+
+    def __iter__(self) -> Any:
+        from .iteration import OwnedIterator
+        return OwnedIterator(self)
+
+    def as_numpy_iterator(self) -> Any:
+        from .iteration import NumpyIterator
+        return NumpyIterator(self)
+
+
+class DatasetSpec:
+    """The type of a dataset-valued component (`tf.data.DatasetSpec`): a window's element."""
+
+    def __init__(self, element_spec: Any, dataset_shape: Any = ()):
+        from tapejax._src.tensor import TensorShape
+        self.element_spec = element_spec
+        self.shape = TensorShape(dataset_shape)
+
+    def __eq__(self, other: Any) -> bool:
+        return isinstance(other, DatasetSpec) and (self.element_spec, self.shape) == (other.element_spec,
+                                                                                     other.shape)
+
+    def __hash__(self) -> int:
+        return hash(repr(self))
+
+    def __repr__(self) -> str:
+        return f"DatasetSpec({self.element_spec}, TensorShape({self.shape.as_list()}))"
+
+
+class _OptionGroup:
+    """A group of options (threading, optimization...): any attribute may be set, unset ones are None."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return None
+
+
+class Options:
+    """`tf.data.Options`: accepted and kept; tapejax's pipelines are always deterministic, and its threads are
+    its own (`prefetch`), so no option changes how a pipeline runs."""
+
+    def __init__(self):
+        self.__dict__.update(threading=_OptionGroup(), experimental_optimization=_OptionGroup(),
+                             experimental_distribute=_OptionGroup(), autotune=_OptionGroup())
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return None
+
+    def merge(self, options: Options) -> Options:
+        out = Options()
+        out.__dict__.update(self.__dict__)
+        out.__dict__.update({k: v for k, v in options.__dict__.items() if v is not None})
+        return out
+
+
+class Optional:
+    """`tf.experimental.Optional`: a value or nothing (what `get_next_as_optional` returns)."""
+
+    def __init__(self, value: Any, element_spec: Any):
+        self._value, self.element_spec = value, element_spec
+
+    @staticmethod
+    def from_value(value: Any) -> Optional:
+        return Optional(value, None)
+
+    @staticmethod
+    def empty(element_spec: Any) -> Optional:
+        return Optional(None, element_spec)
+
+    def has_value(self, name: str | None = None) -> Any:
+        from tapejax._src.tensor import EagerTensor
+        return EagerTensor(np.asarray(self._value is not None))
+
+    def get_value(self, name: str | None = None) -> Any:
+        if self._value is None:
+            raise errors.InvalidArgumentError(None, None, "The optional does not have a value.")
+        return self._value
+
+
+__all__ = ["Dataset", "DatasetSpec", "INFINITE", "Optional", "Options", "UNKNOWN"]

@@ -1,0 +1,176 @@
+"""Iterators over datasets, and `prefetch`'s background thread.
+
+`prefetch` runs its input in a background thread that fills a bounded queue, so that the input pipeline (numpy
+gathers, compiled map calls, host-to-device copies) overlaps the consumer's step. A thread rather than a loader
+library (grain, torch's DataLoader): the work is numpy and XLA calls, which release the GIL, the elements are
+already arrays (nothing to pickle to another process), and a thread keeps the pipeline's order and its
+exceptions exactly as the element-by-element path has them.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import jax
+import numpy as np
+from jax.experimental import io_callback
+
+from tapejax._src import errors
+from tapejax._src.context import CONTEXT
+from tapejax._src.tensor import EagerTensor
+
+from .api import Dataset
+from .stage import Stage
+
+_DONE = object()
+
+
+class OwnedIterator:
+    """An iterator over a dataset (`iter(dataset)`): `next` raises StopIteration at the end, `get_next` TF's
+    OutOfRangeError."""
+
+    def __init__(self, dataset: Stage):
+        self._dataset = dataset
+        self._structure = dataset._structure
+        self._it: Iterator[tuple] = dataset._elements()
+        self._peeked: tuple | None = None
+        # iterated by a Python loop while a tf.function is traced (`for x in dataset`): unrolled, see README
+        self._unrolling = CONTEXT.trace is not None
+
+    def __iter__(self) -> OwnedIterator:
+        return self
+
+    def __next__(self) -> Any:
+        if CONTEXT.trace is not None and not self._unrolling:
+            return self._traced_next()
+        return self._structure.tensors(next(self._it))
+
+    def _traced_next(self) -> Any:
+        """`next(iterator)` inside a tf.function trace: a host callback that pulls the next element each time
+        the compiled function runs (an iterator passed into a step gives a new batch per call, as in TF). Its
+        shapes are the element_spec's, or, where that has None dimensions, those of the next element (peeked
+        now); an element of other shapes, or the end of the data, raises when the step runs."""
+        specs = self._structure.specs
+        if all(s.shape.is_fully_defined() for s in specs):
+            shapes = [tuple(s.shape.as_list()) for s in specs]
+        else:
+            if self._peeked is None:
+                self._peeked = next(self._it)
+            shapes = [tuple(np.shape(x)) for x in self._peeked]
+        results = tuple(jax.ShapeDtypeStruct(shape, s.dtype._np) for shape, s in zip(shapes, specs))
+
+        def pull(_call: Any) -> tuple:
+            element = self._peeked if self._peeked is not None else next(self._it, None)
+            self._peeked = None
+            if element is None:
+                raise errors.OutOfRangeError(None, None, "End of sequence")
+            got = [tuple(np.shape(x)) for x in element]
+            if got != shapes:
+                raise errors.InvalidArgumentError(None, None, f"The iterator's next element has shapes {got}, "
+                                                  f"where the tf.function was traced for {shapes}.")
+            return tuple(np.asarray(x) for x in element)
+
+        # the call number (a traced input of every tf.function) as operand: staged, never folded at trace time
+        values = io_callback(pull, results, CONTEXT.trace.call_count(), ordered=True)
+        return self._structure.pack([EagerTensor(v) for v in values])
+
+    def get_next(self, name: str | None = None) -> Any:
+        try:
+            return next(self)
+        except StopIteration:
+            raise errors.OutOfRangeError(None, None, "End of sequence") from None
+
+    def get_next_as_optional(self) -> Any:
+        from .api import Optional
+        try:
+            return Optional.from_value(next(self))
+        except StopIteration:
+            return Optional.empty(self._dataset.element_spec)
+
+    @property
+    def element_spec(self) -> Any:
+        return self._structure.element_spec
+
+    def _close(self) -> None:
+        close = getattr(self._it, "close", None)
+        if close is not None:
+            close()
+
+    def __del__(self) -> None:
+        try:
+            self._close()
+        except Exception:
+            pass
+
+
+class NumpyIterator(OwnedIterator):
+    """`as_numpy_iterator()`: elements as numpy arrays in the element's nest."""
+
+    def __next__(self) -> Any:
+        return self._structure.numpy(next(self._it))
+
+
+def _to_device(element: tuple) -> tuple:
+    return tuple(jax.device_put(x) if isinstance(x, np.ndarray | np.generic) else x for x in element)
+
+
+def background(elements: Iterator[tuple], size: int) -> Iterator[tuple]:
+    """`elements`, computed ahead by a background thread into a queue of `size`; the thread stops when the
+    consumer closes this generator (or drops it) and re-raises the producer's exception in the consumer."""
+    buffer: queue.Queue = queue.Queue(maxsize=max(size, 1))
+    stop = threading.Event()
+
+    def produce() -> None:
+        try:
+            for element in elements:
+                element = _to_device(element)
+                while not stop.is_set():
+                    try:
+                        buffer.put(element, timeout=0.1)
+                        break
+                    except queue.Full:
+                        continue
+                if stop.is_set():
+                    return
+            item: Any = _DONE
+        except BaseException as e:  # noqa: BLE001 (handed to the consumer, which raises it)
+            item = e
+        while not stop.is_set():
+            try:
+                buffer.put(item, timeout=0.1)
+                return
+            except queue.Full:
+                continue
+
+    thread = threading.Thread(target=produce, name="tf.data prefetch", daemon=True)
+    thread.start()
+    try:
+        while True:
+            item = buffer.get()
+            if item is _DONE:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()
+
+
+class PrefetchDataset(Dataset):
+    _tf_name = "_PrefetchDataset"
+
+    def __init__(self, input: Dataset, buffer_size: Any):
+        from .transforms import _count
+        self._input = input
+        size = _count(buffer_size)
+        if size < -1:
+            raise errors.InvalidArgumentError(None, None, f"buffer_size must be >= -1, got {size}.")
+        self._size = 2 if size in (-1, 0) else size  # AUTOTUNE: TF tunes it; two steps ahead is enough here
+        self._structure = input._structure
+        self._card = input._card
+
+    def _elements(self) -> Iterator[tuple]:
+        return background(self._input._elements(), self._size)

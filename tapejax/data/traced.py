@@ -1,0 +1,213 @@
+"""A user function of dataset elements (`map`, `filter`, `scan`...), traced once per input shape and run compiled.
+
+TF traces a `map` function once, when `map` is called, into a graph that runs per element. Here the function is
+traced by `jax.make_jaxpr` with tapejax Tensors wrapping tracers (AutoGraph-converted, as tf.function converts),
+and the jaxpr is run by `jax.jit` per element, or by `jax.jit(jax.vmap(...))` over a block of elements: a
+function of one element gives the same values element by element or vectorised, because the jaxpr is pure.
+
+Random ops: inside the trace, tapejax's random ops fold the trace's call number into their key; here that number
+is the element's counter (its position in the map's output, and the pass), so each element draws its own
+numbers, whether it is computed alone or in a block. The function's op seeds are drawn once, when it is first
+traced (as TF draws them when `map` is called); a later trace (a new input shape) replays the same seed state.
+
+A function that reads or writes `tf.Variable`s is not pure: it runs eagerly, element by element, reading the
+variables' current values as TF's map does.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import jax
+import jax.extend.core
+import numpy as np
+
+from tapejax._src import autograph, caches
+from tapejax._src.concrete_function import _Trace, _tracing
+from tapejax._src.context import CONTEXT
+from tapejax._src.signature import TensorSpec
+from tapejax._src.tensor import TensorShape
+
+from .structure import Structure, spec_of
+
+_COUNTER = jax.ShapeDtypeStruct((), np.uint32)
+# Shared by every traced dataset function, bounded (one Memo per function would grow caches.ALL per `map` call)
+_JAXPRS = caches.Memo("tf.data function traces (data/traced.py)", 256)
+_SINGLES = caches.Memo("tf.data per-element executables (data/traced.py)", 256)
+_BLOCKS = caches.Memo("tf.data vectorised executables (data/traced.py)", 256)
+_UIDS = itertools.count()
+
+
+class Stateful(Exception):
+    """The function touched a tf.Variable: it is run eagerly instead of compiled."""
+
+
+def _needs_values(e: Exception) -> bool:
+    """A trace that needs a concrete value (a shape from a tensor's value, `tf.fill([x], x)`): run eagerly."""
+    return isinstance(e, jax.errors.ConcretizationTypeError | jax.errors.TracerArrayConversionError |
+                      jax.errors.TracerIntegerConversionError | jax.errors.TracerBoolConversionError)
+
+
+@contextlib.contextmanager
+def _seeds(snapshot: tuple | None) -> Iterator[None]:
+    """Runs a trace with the random seed state `snapshot` (None: the current one, left advanced)."""
+    if snapshot is None:
+        yield
+        return
+    state = CONTEXT
+    saved = (state.global_seed, state.entropy, state.seed_counter, state.seed_calls)
+    state.global_seed, state.entropy, state.seed_counter, calls = snapshot
+    state.seed_calls = dict(calls)
+    try:
+        yield
+    finally:
+        state.global_seed, state.entropy, state.seed_counter, state.seed_calls = saved
+
+
+def _snapshot() -> tuple:
+    state = CONTEXT
+    return (state.global_seed, state.entropy, state.seed_counter, dict(state.seed_calls))
+
+
+class TracedFunction:
+    """`fn` of elements of `structure`: `out` is the structure of its results (with TF's None dimensions where
+    the input's are None); `single`/`block` run it compiled on one element or a block of them."""
+
+    def __init__(self, fn: Callable, structure: Structure, api: str, unpack: bool = True,
+                 extra: Structure | None = None):
+        self.fn = fn
+        self.structure = structure
+        self.api = api
+        self.unpack = unpack
+        self.extra = extra  # a state structure passed first (scan, reduce)
+        self._converted = autograph.convert(fn) if callable(fn) else fn
+        self._seed_state = _snapshot()
+        self._uid = next(_UIDS)  # this function's part of the shared caches (keys: (uid, shapes))
+        self.vectorisable = True
+        self.stateful = False
+        self.out = self._trace_spec()
+
+    # -- tracing -------------------------------------------------------------------------------------------
+
+    def _specs(self) -> tuple:
+        return (*(self.extra.specs if self.extra else ()), *self.structure.specs)
+
+    def call_python(self, leaves: tuple) -> Any:
+        """The user's function on an element's components (Tensors, or tracers wrapped as Tensors)."""
+        n = len(self.extra) if self.extra else 0
+        element = self.structure.tensors(leaves[n:])
+        args = (element,) if not (self.unpack and isinstance(element, tuple)) else element
+        if self.extra:
+            args = (self.extra.tensors(leaves[:n]), *args)
+        return self._converted(*args)
+
+    def _pure(self, holder: list, leaves: tuple, counter: Any) -> tuple:
+        trace = _Trace([], (), counter, first=False)
+        with _tracing(trace, fold_constants=False):
+            result = self.call_python(leaves)
+            out, arrays = Structure.split(result, self.api)
+        if trace.discovered or trace.assigned:
+            raise Stateful
+        holder.append(out)
+        return arrays
+
+    def _trace(self, shapes: tuple, first: bool = False) -> tuple[Any, Structure]:
+        key = (self._uid, shapes)
+        found = _JAXPRS.get(key)
+        if found is not None:
+            return found
+        holder: list = []
+        avals = [jax.ShapeDtypeStruct(s, spec.dtype._np) for s, spec in zip(shapes, self._specs())]
+        with _seeds(None if first else self._seed_state):
+            closed = jax.make_jaxpr(lambda *a: self._pure(holder, a[:-1], a[-1]))(*avals, _COUNTER)
+        found = _JAXPRS[key] = (closed, holder[0])
+        return found
+
+    def _trace_spec(self) -> Structure:
+        specs = self._specs()
+        shapes = [s.shape.as_list() if s.shape.dims is not None else None for s in specs]
+        if all(s is not None and None not in s for s in shapes):
+            try:
+                _, out = self._trace(tuple(tuple(s) for s in shapes), first=True)
+            except Exception as e:
+                if isinstance(e, Stateful) or _needs_values(e):
+                    return self._eager_spec(specs)
+                raise
+            return out
+        try:  # TF's shape inference: the None dimensions symbolic, the results' symbolic ones None
+            scope = jax.export.SymbolicScope()
+            names = iter(f"d{i}" for i in range(10_000))
+            avals = []
+            for s, spec in zip(shapes, specs):
+                dims = ", ".join(str(d) if d is not None else next(names) for d in (s or []))
+                shape = jax.export.symbolic_shape(f"({dims})" if dims else "()", scope=scope)
+                avals.append(jax.ShapeDtypeStruct(shape, spec.dtype._np))
+            holder: list = []
+            with _seeds(None):
+                jax.eval_shape(lambda *a: self._pure(holder, a[:-1], a[-1]), *avals, _COUNTER)
+            return holder[0]
+        except Exception as e:  # a step that needs concrete sizes: dimensions that differ between two sizes are None
+            if isinstance(e, Stateful) or _needs_values(e):
+                return self._eager_spec(specs)
+            outs = [self._trace(tuple(tuple(d if d is not None else size for d in (s or [])) for s in shapes),
+                                first=size == 1)[1] for size in (1, 2)]
+            merged = [TensorSpec(TensorShape([x if x == y else None for x, y in zip(a.shape.dims, b.shape.dims)]),
+                                 a.dtype) for a, b in zip(outs[0].specs, outs[1].specs)]
+            return outs[0].with_specs(tuple(merged))
+
+    def _eager_spec(self, specs: tuple) -> Structure:
+        """A function with variables, or whose shapes depend on values: it runs eagerly per element. Its result
+        structure comes from eager calls on zeros and on ones (dimensions that differ are None), where TF
+        infers it from the graph."""
+        self.stateful, self.vectorisable = True, False
+        outs = []
+        for fill, size in ((0, 1), (1, 2)):
+            probe = tuple(np.full([d if d is not None else size for d in s.shape.as_list()], fill, s.dtype._np)
+                          for s in specs)
+            with _seeds(self._seed_state):
+                outs.append(Structure.split(self.call_python(probe), self.api)[0])
+        merged = [TensorSpec(TensorShape([x if x == y else None for x, y in zip(a.shape.dims, b.shape.dims)])
+                             if a.shape.rank == b.shape.rank else TensorShape(None), a.dtype)
+                  for a, b in zip(outs[0].specs, outs[1].specs)]
+        return outs[0].with_specs(tuple(merged))
+
+    # -- running -------------------------------------------------------------------------------------------
+
+    def single(self, leaves: tuple, counter: int) -> tuple:
+        """The function of one element (and state), compiled per input shapes."""
+        if self.stateful:
+            out, arrays = Structure.split(self.call_python(leaves), self.api)
+            return arrays
+        shapes = tuple(tuple(np.shape(x)) for x in leaves)
+        run = _SINGLES.get((self._uid, shapes))
+        if run is None:
+            closed, _ = self._trace(shapes)
+            run = _SINGLES[self._uid, shapes] = jax.jit(jax.extend.core.jaxpr_as_fun(closed))
+        return tuple(run(*leaves, np.uint32(counter & 0xFFFFFFFF)))
+
+    def block(self, leaves: tuple, counters: np.ndarray) -> tuple | None:
+        """The function of each element of a block (leading dimension), vectorised by jax.vmap; None if it
+        cannot be (then the caller runs it element by element)."""
+        if not self.vectorisable:
+            return None
+        shapes = tuple(tuple(np.shape(x)[1:]) for x in leaves)
+        run = _BLOCKS.get((self._uid, shapes))
+        if run is None:
+            closed, _ = self._trace(shapes)
+            run = _BLOCKS[self._uid, shapes] = jax.jit(jax.vmap(jax.extend.core.jaxpr_as_fun(closed)))
+        try:
+            return tuple(run(*leaves, counters.astype(np.uint32)))
+        except Exception:  # an op without a batching rule (a host callback): element by element, as TF
+            self.vectorisable = False
+            return None
+
+
+def mix_counter(pass_number: int, index: Any) -> Any:
+    """The counter random ops fold in for element `index` of a pass: distinct per element and per pass."""
+    return (np.uint64(pass_number) * np.uint64(0x9E3779B1) + np.asarray(index, np.uint64)) & np.uint64(0xFFFFFFFF)
+
+
+__all__ = ["TracedFunction", "mix_counter", "spec_of"]
