@@ -20,7 +20,7 @@ import jax
 import numpy as np
 
 import tapejax as tf
-from tapejax.keras.layers import (InputLayer, KerasTensor, Layer, _leaves, _Node, _probe, _shapes_of,
+from tapejax.keras.layers import (InputLayer, KerasTensor, Layer, _leaves, _Node, _Operation, _probe, _shapes_of,
                                   _takes_training, _unique_name)
 
 
@@ -265,7 +265,7 @@ class Functional(Model):
 
     @property
     def layers(self) -> list[Layer]:
-        return list(self._functional_layers)
+        return [layer for layer in self._functional_layers if not isinstance(layer, _Operation)]
 
     @property
     def inputs(self) -> list[KerasTensor]:
@@ -282,7 +282,8 @@ class Functional(Model):
         given = jax.tree_util.tree_leaves(inputs)
         if len(given) != len(self._input_tensors):
             raise ValueError(f"Model '{self.name}' expects {len(self._input_tensors)} input(s), got {len(given)}.")
-        values = {id(t): value for t, value in zip(self._input_tensors, given)}
+        # Keras 3 converts each input to its Input's dtype (MNIST's uint8 pixels into a float32 model).
+        values = {id(t): _as_input(value, t.dtype) for t, value in zip(self._input_tensors, given)}
         is_symbol = lambda x: isinstance(x, KerasTensor)
         for node in self._nodes:
             if isinstance(node.layer, InputLayer):
@@ -296,6 +297,11 @@ class Functional(Model):
             for symbol, value in zip(_leaves(node.outputs), jax.tree_util.tree_leaves(outputs)):
                 values[id(symbol)] = value
         return jax.tree_util.tree_map(lambda t: values[id(t)], self._outputs_structure, is_leaf=is_symbol)
+
+
+def _as_input(value: Any, dtype: tf.DType) -> Any:
+    value = tf.convert_to_tensor(value) if not isinstance(value, tf.Tensor | tf.Variable) else value
+    return value if value.dtype == dtype else tf.cast(value, dtype)
 
 
 def _graph_depths(outputs: list[KerasTensor]) -> dict[_Node, int]:
@@ -324,7 +330,7 @@ def _summary_text(model: Model, line_length: int | None, positions: list[float] 
                   show_trainable: bool, layer_range: Any) -> str:
     layers, sequential_like, nodes = model.layers, True, set()
     if isinstance(model, Functional):
-        nodes = set(model._nodes)
+        layers, nodes = list(model._functional_layers), set(model._nodes)  # with its operations, as Keras shows
         sequential_like = _is_sequential_like(model)
     if sequential_like:
         default_length, positions = 88, positions or [0.45, 0.80, 1.0]
