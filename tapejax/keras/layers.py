@@ -147,6 +147,8 @@ class Layer(tf.Module):
         return f"<{type(self).__name__} name={self.name}, built={self.built}>"
 
     def __getattr__(self, name: str) -> Any:  # only reached when the attribute is missing
+        if name in ("input", "output") and "_inbound_nodes" in self.__dict__:
+            self._only_node(name)  # the property raised: raise its message, not the generic one below
         if "_own_weights" not in self.__dict__ and not name.startswith("_"):
             raise RuntimeError(f"{type(self).__name__} has no attribute {name!r}: it looks like its __init__ does "
                                "not call super().__init__(); call it first, before assigning layers or weights.")
@@ -289,6 +291,26 @@ class Layer(tf.Module):
     @property
     def variables(self) -> list[tf.Variable]:
         return self.weights
+
+    @property
+    def output(self) -> Any:
+        """The KerasTensor(s) this layer returned in the functional graph (`model.get_layer(name).output`)."""
+        return self._only_node("output").outputs
+
+    @property
+    def input(self) -> Any:
+        """The KerasTensor(s) this layer was called on in the functional graph (a functional model: its inputs)."""
+        node = self._only_node("input")
+        return node.outputs if isinstance(self, InputLayer) else node.inputs
+
+    def _only_node(self, what: str) -> Any:
+        nodes = self.__dict__.get("_inbound_nodes", [])
+        if not nodes:
+            raise AttributeError(f"The layer {self.name} has never been called and thus has no defined {what}.")
+        if len(nodes) > 1:
+            raise AttributeError(f"Layer {self.name} has multiple inbound nodes, hence the notion of \"layer "
+                                 f"{what}\" is ill-defined; build a model on the call whose {what} you need.")
+        return nodes[0]
 
     def add_loss(self, loss: Any) -> None:
         """Adds a scalar loss (an activity regularizer) during `call`; `losses` lists those of the last
@@ -509,10 +531,10 @@ class InputLayer(Layer):
             batch_shape = (batch_size, *((shape,) if isinstance(shape, int) else shape))
         self.batch_shape = tuple(batch_shape)
         self._output_shape = tf.TensorShape(self.batch_shape)
-        self.output = KerasTensor(self.batch_shape, self.dtype, name=name)
-        self.output._keras_history = (self, 0, 0)
+        output = KerasTensor(self.batch_shape, self.dtype, name=name)
+        output._keras_history = (self, 0, 0)
         node = _Node(self, 0, None)
-        node.outputs = self.output
+        node.outputs = output  # `self.output`
         self._inbound_nodes.append(node)
 
 

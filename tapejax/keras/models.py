@@ -251,8 +251,10 @@ class Functional(Model):
         for tensor in self._input_tensors:
             if not isinstance(tensor._keras_history[0], InputLayer):
                 raise ValueError(f"Model inputs must come from tf.keras.Input; {tensor.name} is a layer's output.")
-        self._depths = _graph_depths(self._output_tensors)
-        self._nodes = sorted(self._depths, key=lambda node: (-self._depths[node], node.order))
+        depths = _graph_depths(self._output_tensors)
+        self._nodes = sorted(depths, key=lambda node: (-depths[node], node.order))
+        # Pairs, not a dict keyed by nodes: tf.Module's variable walk sorts dict keys, and nodes have no order.
+        self._node_depths = [(node, depths[node]) for node in self._nodes]
         given = {id(t) for t in self._input_tensors}
         for node in self._nodes:
             if isinstance(node.layer, InputLayer) and id(node.outputs) not in given:
@@ -274,6 +276,16 @@ class Functional(Model):
     @property
     def outputs(self) -> list[KerasTensor]:
         return list(self._output_tensors)
+
+    @property
+    def input(self) -> Any:
+        """The model's inputs, in the structure given (`base_model.input`)."""
+        return self._inputs_structure
+
+    @property
+    def output(self) -> Any:
+        """The model's outputs, in the structure given."""
+        return self._outputs_structure
 
     def _build_for_call(self, inputs: Any) -> None:
         pass  # built from the start
@@ -380,7 +392,7 @@ def _summary_text(model: Model, line_length: int | None, positions: list[float] 
 def _is_sequential_like(model: Functional) -> bool:
     """Keras's test for the three-column table: one node per depth, one input each, no layer used twice."""
     by_depth: defaultdict[int, list[_Node]] = defaultdict(list)
-    for node, depth in model._depths.items():
+    for node, depth in model._node_depths:
         by_depth[depth].append(node)
     for depth_nodes in by_depth.values():
         inputs = [t for t in _leaves(depth_nodes[0].inputs) if isinstance(t, KerasTensor)]

@@ -35,6 +35,9 @@ PROGRAMS = (
     Program("writing_a_training_loop_from_scratch", mask=r"Time taken: [0-9.]+s",
             blocked_by="issue 18 item 1 (shapes under tf.function): SparseCategoricalCrossentropy's "
                        "tf.reshape(..., tf.shape(y_pred)[:-1]) inside a tf.function step"),
+    Program("deepdream",
+            blocked_by="issue 18 item 1 (shapes under tf.function): Conv2D on an image of unknown size under "
+                       "input_signature=[None, None, 3] raises ConcretizationTypeError computing its output size"),
 )
 
 _NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|[-+]?\b(?:nan|inf)\b")

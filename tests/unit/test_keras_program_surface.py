@@ -103,6 +103,27 @@ def test_inputs_are_converted_to_the_model_and_layer_dtypes():
     assert keras.layers.Dense(2)(tf.zeros((1, 3), tf.float64)).dtype == tf.float32
 
 
+def test_layer_output_and_model_input_build_a_model_on_a_models_inner_layers():
+    inputs = keras.Input(shape=(4,))
+    hidden = keras.layers.Dense(3, name="hidden")(inputs)
+    base = keras.Model(inputs, keras.layers.Dense(2)(hidden))
+    tap = keras.Model(inputs=base.input, outputs=[base.get_layer("hidden").output])
+    x = np.ones((2, 4), np.float32)
+    np.testing.assert_allclose(tap(x)[0].numpy(), base.get_layer("hidden")(x).numpy())
+    with pytest.raises(AttributeError, match="has never been called"):
+        keras.layers.Dense(1).output
+
+
+def test_a_tf_module_holding_a_functional_model_finds_its_variables():
+    class Holder(tf.Module):
+        def __init__(self, model):
+            self.model = model
+
+    inputs = keras.Input(shape=(2,))
+    model = keras.Model(inputs, keras.layers.Dense(3)(keras.layers.Dense(2)(inputs)))
+    assert len(Holder(model).trainable_variables) == 4
+
+
 def test_add_loss_collects_the_last_forward_pass_only():
     class Regularized(keras.layers.Layer):
         def call(self, inputs):
