@@ -2,7 +2,8 @@
 `tapejax.install_as_tensorflow()` in code.
 
 `import tensorflow as tf`, `from tensorflow import keras` and `import tensorflow.keras.layers` then resolve to
-tapejax's modules, through an import hook on `sys.meta_path` (nothing is written to `sys.modules` until a module
+tapejax's modules, and so do Keras 3's own `import keras` and `from keras import layers` (TF 2.21's Keras, which
+TF programs import either way), through an import hook on `sys.meta_path` (nothing is written to `sys.modules` until a module
 is imported, so the hook can be installed before or after other imports).
 """
 
@@ -17,7 +18,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-_ALIASES = {"tensorflow": "tapejax"}  # the prefixes redirected: tensorflow.X.Y -> tapejax.X.Y
+# The prefixes redirected: tensorflow.X.Y -> tapejax.X.Y, keras.X -> tapejax.keras.X.
+_ALIASES = {"tensorflow": "tapejax", "keras": "tapejax.keras"}
 
 
 class _Redirect(importlib.abc.MetaPathFinder, importlib.abc.Loader):
@@ -43,10 +45,10 @@ class _Redirect(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
 
 def install_as_tensorflow() -> None:
-    """From now on, `import tensorflow` (and its submodules) imports tapejax. Idempotent."""
+    """From now on, `import tensorflow` and `import keras` (and their submodules) import tapejax. Idempotent."""
     if not any(isinstance(f, _Redirect) for f in sys.meta_path):
-        for name in [n for n in sys.modules if n == "tensorflow" or n.startswith("tensorflow.")]:
-            del sys.modules[name]  # a real TensorFlow imported earlier would shadow the redirect
+        for name in [n for n in sys.modules if n.partition(".")[0] in _ALIASES]:
+            del sys.modules[name]  # a real TensorFlow or Keras imported earlier would shadow the redirect
         sys.meta_path.insert(0, _Redirect())
 
 

@@ -4,7 +4,9 @@ from tapejax.keras import activations as activations
 from tapejax.keras import initializers as initializers
 from tapejax.keras import layers as layers
 from tapejax.keras import losses as losses
+from tapejax.keras import metrics as metrics
 from tapejax.keras import models as models
+from tapejax.keras import ops as ops
 from tapejax.keras import optimizers as optimizers
 from tapejax.keras.layers import Input as Input
 from tapejax.keras.layers import InputLayer as InputLayer

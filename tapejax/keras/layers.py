@@ -147,6 +147,8 @@ class Layer(tf.Module):
         return f"<{type(self).__name__} name={self.name}, built={self.built}>"
 
     def __getattr__(self, name: str) -> Any:  # only reached when the attribute is missing
+        if name in ("input", "output") and "_inbound_nodes" in self.__dict__:
+            self._only_node(name)  # the property raised: raise its message, not the generic one below
         if "_own_weights" not in self.__dict__ and not name.startswith("_"):
             raise RuntimeError(f"{type(self).__name__} has no attribute {name!r}: it looks like its __init__ does "
                                "not call super().__init__(); call it first, before assigning layers or weights.")
@@ -173,6 +175,8 @@ class Layer(tf.Module):
                 kwargs["training"] = inherited
             training = kwargs.get("training", inherited)
         building = not self.built
+        if not _STATE.training:  # the outermost call: losses added by an earlier forward pass are dropped
+            self._clear_losses()
         _STATE.training.append(training)
         try:
             if building:  # the first call runs in the layer's name scope: the weights its sublayers make too
@@ -204,10 +208,13 @@ class Layer(tf.Module):
             self._in_own_scope = False
 
     def _convert_input(self, value: Any) -> Any:
-        # Keras converts NumPy inputs, floating ones to the layer's dtype.
+        # Keras 3 converts NumPy inputs, and casts floating inputs to the layer's dtype (a float64 batch into a
+        # float32 layer computes in float32).
         if isinstance(value, np.ndarray):
             floating = np.issubdtype(value.dtype, np.floating)
             return tf.convert_to_tensor(value.astype(self.dtype.as_numpy_dtype) if floating else value)
+        if isinstance(value, tf.Tensor) and value.dtype.is_floating and value.dtype != self.dtype:
+            return tf.cast(value, self.dtype)
         return value
 
     def _build_for_call(self, inputs: Any) -> None:
@@ -216,6 +223,7 @@ class Layer(tf.Module):
     def _call_symbolically(self, inputs: Any, args: tuple, kwargs: dict) -> Any:
         """A call on KerasTensors (the functional API): builds the layer and returns KerasTensors."""
         treedef, shapes, dtypes = _probe(lambda concrete: self(concrete, *args, **kwargs), inputs)
+        self._clear_losses()  # the probe's losses are not a forward pass's
         node = _Node(self, len(self._inbound_nodes), inputs, args, kwargs)
         outputs = []
         for index, (shape, dtype) in enumerate(zip(shapes, dtypes)):
@@ -284,6 +292,69 @@ class Layer(tf.Module):
     def variables(self) -> list[tf.Variable]:
         return self.weights
 
+    @property
+    def output(self) -> Any:
+        """The KerasTensor(s) this layer returned in the functional graph (`model.get_layer(name).output`)."""
+        return self._only_node("output").outputs
+
+    @property
+    def input(self) -> Any:
+        """The KerasTensor(s) this layer was called on in the functional graph (a functional model: its inputs)."""
+        node = self._only_node("input")
+        return node.outputs if isinstance(self, InputLayer) else node.inputs
+
+    def _only_node(self, what: str) -> Any:
+        nodes = self.__dict__.get("_inbound_nodes", [])
+        if not nodes:
+            raise AttributeError(f"The layer {self.name} has never been called and thus has no defined {what}.")
+        if len(nodes) > 1:
+            raise AttributeError(f"Layer {self.name} has multiple inbound nodes, hence the notion of \"layer "
+                                 f"{what}\" is ill-defined; build a model on the call whose {what} you need.")
+        return nodes[0]
+
+    def add_loss(self, loss: Any) -> None:
+        """Adds a scalar loss (an activity regularizer) during `call`; `losses` lists those of the last
+        forward pass, which the training step adds to its loss (`loss += sum(model.losses)`)."""
+        self.__dict__.setdefault("_losses", []).append(loss)
+
+    @property
+    def losses(self) -> list[Any]:
+        """The losses that this layer and its sublayers added during the last forward pass."""
+        return list(self.__dict__.get("_losses", [])) + [x for layer in self._sublayers() for x in layer.losses]
+
+    def _clear_losses(self) -> None:
+        self.__dict__["_losses"] = []
+        for layer in self._sublayers():
+            layer._clear_losses()
+
+    def get_weights(self) -> list[np.ndarray]:
+        """The values of `weights`, in that order, as numpy arrays (copies)."""
+        return [np.array(w.numpy()) for w in self.weights]
+
+    def set_weights(self, weights: list[Any]) -> None:
+        """Assigns `weights` (arrays in the order of `get_weights()`) to the layer's weights.
+
+        Raises ValueError, changing no weight, when the count or a shape differs, as Keras 3 does.
+
+        >>> import tapejax as tf
+        >>> layer = tf.keras.layers.Dense(2)
+        >>> _ = layer(tf.ones([1, 3]))
+        >>> layer.set_weights([w * 0 + 1 for w in layer.get_weights()])
+        >>> layer(tf.ones([1, 3])).numpy()
+        array([[4., 4.]], dtype=float32)
+        """
+        mine = self.weights
+        if len(weights) != len(mine):
+            raise ValueError(f"You called `set_weights(weights)` on layer '{self.name}' with a weight list of "
+                             f"length {len(weights)}, but the layer was expecting {len(mine)} weights.")
+        values = [np.asarray(value) for value in weights]
+        for variable, value in zip(mine, values):
+            if tuple(variable.shape) != value.shape:
+                raise ValueError(f"Layer {self.name} weight shape {tuple(variable.shape)} is not compatible "
+                                 f"with provided weight shape {value.shape}.")
+        for variable, value in zip(mine, values):
+            variable.assign(value.astype(variable.dtype.as_numpy_dtype))
+
     def count_params(self) -> int:
         """The number of scalars in the layer's weights; the layer must be built."""
         if not self.built:
@@ -331,6 +402,58 @@ class KerasTensor:
     def __repr__(self) -> str:
         return (f"<KerasTensor shape={tuple(self.shape.as_list())}, dtype={self.dtype.name}, sparse=False, "
                 f"ragged=False, name={self.name}>")
+
+    # Arithmetic on KerasTensors adds an operation to the graph, as Keras 3's ops do (`outputs * upper_bound`).
+    def __add__(self, other: Any) -> Any:
+        return _operation("Add", tf.add)()([self, other])
+
+    def __radd__(self, other: Any) -> Any:
+        return _operation("Add", tf.add)()([other, self])
+
+    def __sub__(self, other: Any) -> Any:
+        return _operation("Subtract", tf.subtract)()([self, other])
+
+    def __rsub__(self, other: Any) -> Any:
+        return _operation("Subtract", tf.subtract)()([other, self])
+
+    def __mul__(self, other: Any) -> Any:
+        return _operation("Multiply", tf.multiply)()([self, other])
+
+    def __rmul__(self, other: Any) -> Any:
+        return _operation("Multiply", tf.multiply)()([other, self])
+
+    def __truediv__(self, other: Any) -> Any:
+        return _operation("TrueDivide", tf.math.truediv)()([self, other])
+
+    def __rtruediv__(self, other: Any) -> Any:
+        return _operation("TrueDivide", tf.math.truediv)()([other, self])
+
+    def __pow__(self, other: Any) -> Any:
+        return _operation("Power", tf.pow)()([self, other])
+
+    def __neg__(self) -> Any:
+        return _operation("Negative", tf.negative)()([self])
+
+
+class _Operation(Layer):
+    """An op applied to KerasTensors (Keras 3's `Operation`): a node of the functional graph without weights,
+    shown by `summary()` but not listed in `model.layers`. Its operands are its inputs, as a list; operands that
+    are not KerasTensors (`upper_bound` in `outputs * upper_bound`) stay constants of the node."""
+
+    _built_at_init = True
+    _function: Any = None
+
+    def call(self, operands: Any) -> Any:
+        # Keras 3 converts a Python number to the tensor's dtype (`x * 2` of float32 stays float32).
+        dtype = next(o.dtype for o in operands if isinstance(o, tf.Tensor | tf.Variable))
+        return type(self)._function(*[o if isinstance(o, tf.Tensor | tf.Variable) else tf.cast(o, dtype)
+                                      for o in operands])
+
+
+@functools.cache
+def _operation(name: str, function: Any) -> type[_Operation]:
+    """The operation class named `name` (its instances are named in snake case: `multiply`, `multiply_1`)."""
+    return type(name, (_Operation,), {"_function": staticmethod(function)})
 
 
 class _Node:
@@ -408,10 +531,10 @@ class InputLayer(Layer):
             batch_shape = (batch_size, *((shape,) if isinstance(shape, int) else shape))
         self.batch_shape = tuple(batch_shape)
         self._output_shape = tf.TensorShape(self.batch_shape)
-        self.output = KerasTensor(self.batch_shape, self.dtype, name=name)
-        self.output._keras_history = (self, 0, 0)
+        output = KerasTensor(self.batch_shape, self.dtype, name=name)
+        output._keras_history = (self, 0, 0)
         node = _Node(self, 0, None)
-        node.outputs = self.output
+        node.outputs = output  # `self.output`
         self._inbound_nodes.append(node)
 
 
@@ -519,6 +642,27 @@ class Activation(Layer):
 
     def call(self, inputs: Any) -> Any:
         return self.activation(inputs)
+
+
+class Concatenate(Layer):
+    """Joins a list of inputs along `axis` (`tf.keras.layers.Concatenate`).
+
+    >>> import tapejax as tf
+    >>> tf.keras.layers.Concatenate()([tf.ones([2, 1]), tf.zeros([2, 2])]).shape
+    TensorShape([2, 3])
+    """
+
+    _built_at_init = True
+
+    def __init__(self, axis: int = -1, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.axis = axis
+
+    def call(self, inputs: Any) -> Any:
+        if not isinstance(inputs, list | tuple) or len(inputs) < 1:
+            raise ValueError("A `Concatenate` layer should be called on a list of at least 1 input. "
+                             f"Received: input_shape={_shapes_of(inputs)}")
+        return tf.concat(list(inputs), axis=self.axis)
 
 
 class Flatten(Layer):

@@ -20,7 +20,7 @@ import jax
 import numpy as np
 
 import tapejax as tf
-from tapejax.keras.layers import (InputLayer, KerasTensor, Layer, _leaves, _Node, _probe, _shapes_of,
+from tapejax.keras.layers import (InputLayer, KerasTensor, Layer, _leaves, _Node, _Operation, _probe, _shapes_of,
                                   _takes_training, _unique_name)
 
 
@@ -251,8 +251,10 @@ class Functional(Model):
         for tensor in self._input_tensors:
             if not isinstance(tensor._keras_history[0], InputLayer):
                 raise ValueError(f"Model inputs must come from tf.keras.Input; {tensor.name} is a layer's output.")
-        self._depths = _graph_depths(self._output_tensors)
-        self._nodes = sorted(self._depths, key=lambda node: (-self._depths[node], node.order))
+        depths = _graph_depths(self._output_tensors)
+        self._nodes = sorted(depths, key=lambda node: (-depths[node], node.order))
+        # Pairs, not a dict keyed by nodes: tf.Module's variable walk sorts dict keys, and nodes have no order.
+        self._node_depths = [(node, depths[node]) for node in self._nodes]
         given = {id(t) for t in self._input_tensors}
         for node in self._nodes:
             if isinstance(node.layer, InputLayer) and id(node.outputs) not in given:
@@ -265,7 +267,7 @@ class Functional(Model):
 
     @property
     def layers(self) -> list[Layer]:
-        return list(self._functional_layers)
+        return [layer for layer in self._functional_layers if not isinstance(layer, _Operation)]
 
     @property
     def inputs(self) -> list[KerasTensor]:
@@ -275,6 +277,16 @@ class Functional(Model):
     def outputs(self) -> list[KerasTensor]:
         return list(self._output_tensors)
 
+    @property
+    def input(self) -> Any:
+        """The model's inputs, in the structure given (`base_model.input`)."""
+        return self._inputs_structure
+
+    @property
+    def output(self) -> Any:
+        """The model's outputs, in the structure given."""
+        return self._outputs_structure
+
     def _build_for_call(self, inputs: Any) -> None:
         pass  # built from the start
 
@@ -282,7 +294,8 @@ class Functional(Model):
         given = jax.tree_util.tree_leaves(inputs)
         if len(given) != len(self._input_tensors):
             raise ValueError(f"Model '{self.name}' expects {len(self._input_tensors)} input(s), got {len(given)}.")
-        values = {id(t): value for t, value in zip(self._input_tensors, given)}
+        # Keras 3 converts each input to its Input's dtype (MNIST's uint8 pixels into a float32 model).
+        values = {id(t): _as_input(value, t.dtype) for t, value in zip(self._input_tensors, given)}
         is_symbol = lambda x: isinstance(x, KerasTensor)
         for node in self._nodes:
             if isinstance(node.layer, InputLayer):
@@ -296,6 +309,11 @@ class Functional(Model):
             for symbol, value in zip(_leaves(node.outputs), jax.tree_util.tree_leaves(outputs)):
                 values[id(symbol)] = value
         return jax.tree_util.tree_map(lambda t: values[id(t)], self._outputs_structure, is_leaf=is_symbol)
+
+
+def _as_input(value: Any, dtype: tf.DType) -> Any:
+    value = tf.convert_to_tensor(value) if not isinstance(value, tf.Tensor | tf.Variable) else value
+    return value if value.dtype == dtype else tf.cast(value, dtype)
 
 
 def _graph_depths(outputs: list[KerasTensor]) -> dict[_Node, int]:
@@ -324,7 +342,7 @@ def _summary_text(model: Model, line_length: int | None, positions: list[float] 
                   show_trainable: bool, layer_range: Any) -> str:
     layers, sequential_like, nodes = model.layers, True, set()
     if isinstance(model, Functional):
-        nodes = set(model._nodes)
+        layers, nodes = list(model._functional_layers), set(model._nodes)  # with its operations, as Keras shows
         sequential_like = _is_sequential_like(model)
     if sequential_like:
         default_length, positions = 88, positions or [0.45, 0.80, 1.0]
@@ -374,7 +392,7 @@ def _summary_text(model: Model, line_length: int | None, positions: list[float] 
 def _is_sequential_like(model: Functional) -> bool:
     """Keras's test for the three-column table: one node per depth, one input each, no layer used twice."""
     by_depth: defaultdict[int, list[_Node]] = defaultdict(list)
-    for node, depth in model._depths.items():
+    for node, depth in model._node_depths:
         by_depth[depth].append(node)
     for depth_nodes in by_depth.values():
         inputs = [t for t in _leaves(depth_nodes[0].inputs) if isinstance(t, KerasTensor)]

@@ -157,9 +157,33 @@ class Optimizer:
         `tf.function` step then creates no variables on its first call, and is traced once. The optimizer then
         updates these variables only (Keras 3's ValueError for any other)."""
         self._known = set() if self._known is None else self._known
+        if getattr(self, "_apply_variables", None) is None:
+            self._apply_variables = list(var_list)  # what `apply(grads)` pairs gradients with
         for variable in var_list:
             self._state(variable)
             self._known.add(variable._uid)
+
+    def apply(self, grads: list[Any], trainable_variables: list[tf.Variable] | None = None) -> None:
+        """Keras 3's form of `apply_gradients`: `grads` paired with `trainable_variables` by position, or, when
+        they are left out, with the variables the optimizer was built for (by `build` or an earlier `apply`).
+
+        >>> import tapejax as tf
+        >>> v = tf.Variable(1.0)
+        >>> optimizer = tf.keras.optimizers.SGD(0.1)
+        >>> optimizer.apply([tf.constant(1.0)], [v])
+        >>> optimizer.apply([tf.constant(1.0)])
+        >>> round(float(v.numpy()), 6)
+        0.8
+        """
+        if trainable_variables is None:
+            trainable_variables = getattr(self, "_apply_variables", None)
+            if trainable_variables is None:
+                raise ValueError("When passing `grads` without `variables`, the optimizer must already be built "
+                                 "on a list of variables. Call `optimizer.build(trainable_variables)` first.")
+        trainable_variables = list(trainable_variables)
+        self.apply_gradients(zip(grads, trainable_variables))
+        if getattr(self, "_apply_variables", None) is None:
+            self._apply_variables = trainable_variables
 
     def minimize(self, loss: Any, var_list: list[tf.Variable], tape: tf.GradientTape | None = None) -> tf.Variable:
         """Computes the gradients of `loss` on `tape` and applies them."""

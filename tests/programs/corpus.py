@@ -1,0 +1,66 @@
+"""The corpus of real programs (tests/programs/*.py) and how each one's output is compared with TensorFlow's.
+
+Each program prints what its source prints; expected/NAME.txt is TensorFlow 2.21's output, written by record.py.
+`same_output` compares an output with it: the text between numbers exactly (whitespace aside, since numpy pads
+columns by the width of their numbers), and the numbers to a relative tolerance, because the two engines' float32
+kernels round differently in the last bits and a training run carries that along.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+EXPECTED = HERE / "expected"
+
+
+@dataclass(frozen=True)
+class Program:
+    name: str
+    rtol: float = 1e-4
+    atol: float = 1e-6  # values that should be 0 (a gradient, an accuracy difference) round to tiny numbers
+    mask: str | None = None  # a regex whose numbers are not compared (wall times)
+    blocked_by: str | None = None  # a missing tapejax feature: the test is an expected failure until it lands
+
+
+PROGRAMS = (
+    Program("basic_training_loops"),
+    Program("custom_training_walkthrough"),
+    Program("actor_critic_cartpole"),
+    # 100 Adam steps of reinforcement learning: the engines' last-bit differences in float32 grow to ~1e-4.
+    Program("ddpg_pendulum", rtol=1e-3),
+    Program("writing_a_training_loop_from_scratch", mask=r"Time taken: [0-9.]+s",
+            blocked_by="issue 18 item 1 (shapes under tf.function): SparseCategoricalCrossentropy's "
+                       "tf.reshape(..., tf.shape(y_pred)[:-1]) inside a tf.function step"),
+    Program("deepdream",
+            blocked_by="issue 18 item 1 (shapes under tf.function): Conv2D on an image of unknown size under "
+                       "input_signature=[None, None, 3] raises ConcretizationTypeError computing its output size"),
+)
+
+_NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|[-+]?\b(?:nan|inf)\b")
+
+
+def _tokens(text: str, mask: str | None) -> tuple[list[str], list[float]]:
+    if mask:
+        text = re.sub(mask, lambda m: _NUMBER.sub("#", m.group(0)), text)
+    words = [re.sub(r"\s+", "", part) for part in _NUMBER.split(text)]
+    return words, [float(x) for x in _NUMBER.findall(text)]
+
+
+def same_output(program: Program, actual: str, expected: str) -> str | None:
+    """None if `actual` matches `expected`, else a sentence saying where it first differs."""
+    actual_words, actual_numbers = _tokens(actual, program.mask)
+    expected_words, expected_numbers = _tokens(expected, program.mask)
+    if actual_words != expected_words:
+        first = next((i for i, (a, e) in enumerate(zip(actual_words, expected_words)) if a != e),
+                     min(len(actual_words), len(expected_words)))
+        got = actual_words[first] if first < len(actual_words) else "<end>"
+        want = expected_words[first] if first < len(expected_words) else "<end>"
+        return f"the text differs at segment {first}: got {got!r}, TensorFlow printed {want!r}"
+    for index, (a, e) in enumerate(zip(actual_numbers, expected_numbers)):
+        if not (math.isclose(a, e, rel_tol=program.rtol, abs_tol=program.atol) or (math.isnan(a) and math.isnan(e))):
+            return f"number {index} differs: got {a!r}, TensorFlow printed {e!r} (rtol {program.rtol})"
+    return None
