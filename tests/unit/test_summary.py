@@ -12,6 +12,17 @@ import numpy as np
 import pytest
 
 import tapejax as tf
+from tapejax._src import summary_writer
+
+
+@pytest.fixture(autouse=True)
+def _summary_state_restored():
+    """A test that calls `set_as_default` leaves its writer the thread's default, as TF does: later tests
+    (which expect no default writer) must not see it."""
+    state = summary_writer.STATE
+    saved = (state.writer, state.step, state.is_recording)
+    yield
+    state.writer, state.step, state.is_recording = saved
 
 
 def test_without_a_writer_nothing_is_recorded_and_tensorboard_is_not_needed(monkeypatch):
