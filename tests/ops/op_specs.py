@@ -310,6 +310,7 @@ SPEC: dict[str, Spec] = {
     "math.truediv": binary(np.true_divide, sy=away_from_zero, mixed="TypeError"),
     "math.divide": binary(np.true_divide, sy=away_from_zero, mixed="TypeError"),
     "math.floordiv": binary(np.floor_divide, sy=away_from_zero),
+    "realdiv": binary(np.true_divide, sy=away_from_zero),  # the raw op: mixed dtypes are its InvalidArgumentError
     # x / y kept at least 0.1 away from an integer: floormod has a jump there.
     "math.floormod": elementwise_fixed("binary", [[1.3, -2.7, 4.1], [0.45, 3.3, -1.0]],
                                        [[0.7, 1.9, -1.6], [2.0, -1.4, 0.3]], ref=np.remainder,
