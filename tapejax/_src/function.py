@@ -27,6 +27,7 @@ from .context import CONTEXT
 from . import autograph, caches, dispatch, dtypes, logs, retracing
 from .concrete_function import ConcreteFunction
 from .module import Module
+from .static_values import PartiallyKnownShape
 from .signature import Binder, Static, Template, TensorSpec, flat_specs, symbolic_specs
 from .tensor import EagerTensor, Tensor, new_tid
 from .variable import Variable
@@ -256,10 +257,12 @@ class Function:
             try:
                 concrete.trace(tensor_vals, tuple(v._value for v in variables), _NO_CALLS, symbolic)
             except Exception as e:
-                if symbolic is None or type(e).__name__ != "InconclusiveDimensionOperation":
+                if symbolic is None or isinstance(e, PartiallyKnownShape):
                     raise
                 self._tracing_count -= 1  # that trace was abandoned, not kept
-                # the step needs a concrete size somewhere: trace per size instead, as XLA compiles anyway
+                # The step needs a concrete size somewhere (a shape computed from a None dimension, two None
+                # dimensions it assumes equal): trace per size instead, as XLA compiles per size anyway. An error
+                # of the step itself is raised by that trace (static_values.py).
                 if self._input_signature is not None:
                     self._binder.symbolic = False
                     template = template._replace(

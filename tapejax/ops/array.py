@@ -10,7 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from tapejax._src import dtypes, errors, zero_cotangent
+from tapejax._src import dtypes, errors, static_values, zero_cotangent
 from tapejax._src.convert import holds_tensor, tf_type_string, to_array
 from tapejax._src.contracts import CONCAT, PYTHON_AXIS, Axis, Dtype, Indices, Paddings, PerDimension, Rule, SplitSizes
 from tapejax._src.registry import hashable, op
@@ -241,11 +241,12 @@ def _index_key(key: Any) -> Any:
     out = []
     for k in key:
         if isinstance(k, slice):
-            out.append(("slice", hashable(k.start), hashable(k.stop), hashable(k.step)))
+            out.append(("slice", *(hashable(b, "StridedSlice", "begin, end and strides")
+                                   for b in (k.start, k.stop, k.step))))
         elif k is None or k is Ellipsis or isinstance(k, int | np.integer):
             out.append(k if not isinstance(k, np.integer) else int(k))
         elif isinstance(k, _Operators) and dtypes.from_numpy(k._value.dtype).is_integer and k.ndim == 0:
-            out.append(int(k))
+            out.append(static_values.python_int(k, "StridedSlice", "begin"))
         else:
             raise TypeError(
                 "Only integers, slices (`:`), ellipsis (`...`), tf.newaxis (`None`) and scalar tf.int32/tf.int64 "
@@ -293,11 +294,59 @@ OPERATORS["__getitem__"] = _tensor_getitem
 
 # -- shape queries (no gradient) ----------------------------------------------------------------------------
 
-shape = op("shape", lambda input, out_type=np.int32: jnp.asarray(input.shape, dtype=dtypes.as_dtype(out_type)._np),
-           static=("out_type",), differentiable=False, same_dtype=False)
-size = op("size", lambda input, out_type=np.int32: jnp.asarray(input.size, dtype=dtypes.as_dtype(out_type)._np),
-          static=("out_type",), differentiable=False, same_dtype=False)
-rank = op("rank", lambda input: jnp.asarray(input.ndim, dtype=np.int32), differentiable=False)
+# The rows compute a shape that has symbolic dimensions (an input_signature's None); the public functions answer a
+# known shape with a constant, also inside a tf.function trace, where shapes are static: the shapes, sizes and
+# axes computed from it then have values when the ops that take them are built (static_values.py).
+_shape_op = op("shape", lambda input, out_type=np.int32: jnp.asarray(input.shape, dtype=dtypes.as_dtype(out_type)._np),
+               static=("out_type",), differentiable=False, same_dtype=False)
+_size_op = op("size", lambda input, out_type=np.int32: jnp.asarray(input.size, dtype=dtypes.as_dtype(out_type)._np),
+              static=("out_type",), differentiable=False, same_dtype=False)
+_rank_op = op("rank", lambda input: jnp.asarray(input.ndim, dtype=np.int32), differentiable=False)
+
+
+def shape(input, out_type=None, name=None) -> Tensor:
+    """The shape of `input` as a 1-D tensor (`tf.shape`), int32 unless `out_type` says otherwise.
+
+    Inside a tf.function its value is known when the function is traced (XLA's shapes are static), so it can be
+    used wherever an op needs a shape, size or axis: `tf.reshape(x, tf.shape(y)[:-1])`, `tf.zeros(tf.shape(x))`.
+
+    >>> import tapejax as tf
+    >>> print(tf.shape(tf.zeros([2, 3])))
+    tf.Tensor([2 3], shape=(2,), dtype=int32)
+    """
+    out_type = np.int32 if out_type is None else dtypes.as_dtype(out_type)._np
+    dims = static_values.known_shape(input)
+    if dims is None:
+        return _shape_op(input, out_type=out_type)
+    return EagerTensor(static_values.constant(dims, out_type))
+
+
+def size(input, out_type=None, name=None) -> Tensor:
+    """The number of elements of `input` as a scalar tensor (`tf.size`), known at trace time as `tf.shape` is.
+
+    >>> import tapejax as tf
+    >>> print(tf.size(tf.zeros([2, 3])))
+    tf.Tensor(6, shape=(), dtype=int32)
+    """
+    out_type = np.int32 if out_type is None else dtypes.as_dtype(out_type)._np
+    dims = static_values.known_shape(input)
+    if dims is None:
+        return _size_op(input, out_type=out_type)
+    return EagerTensor(static_values.constant(int(np.prod(dims, dtype=np.int64)), out_type))
+
+
+def rank(input, name=None) -> Tensor:
+    """The number of dimensions of `input` as a scalar int32 tensor (`tf.rank`), always known at trace time.
+
+    >>> import tapejax as tf
+    >>> print(tf.rank(tf.zeros([2, 3])))
+    tf.Tensor(2, shape=(), dtype=int32)
+    """
+    ndim = input.ndim if isinstance(input, _Operators) else np.ndim(input)
+    return EagerTensor(static_values.constant(ndim, np.int32))
+
+
+OPERATORS["shape"], OPERATORS["size"], OPERATORS["rank"] = shape, size, rank
 
 
 # -- creation (no tensor inputs, so never recorded) ---------------------------------------------------------
@@ -306,8 +355,8 @@ def _np_dtype(dtype: Any) -> np.dtype:
     return dtypes.as_dtype(dtype)._np
 
 
-def _shape(shape: Any, op_type: str = "Fill") -> tuple[int, ...]:
-    shape = hashable(shape)
+def _shape(shape: Any, op_type: str = "Fill", arg: str = "dims") -> tuple[int, ...]:
+    shape = hashable(shape, op_type, arg)
     shape = (shape,) if isinstance(shape, int) else tuple(shape)
     _check_dims(shape, op_type)
     return shape
@@ -320,11 +369,11 @@ def _check_dims(dims: tuple, op_type: str) -> None:
 
 
 def zeros(shape, dtype=dtypes.float32, name=None, layout=None) -> Tensor:
-    return EagerTensor(jnp.zeros(_shape(shape), _np_dtype(dtype)))
+    return EagerTensor(jnp.zeros(_shape(shape, "Fill", "shape"), _np_dtype(dtype)))
 
 
 def ones(shape, dtype=dtypes.float32, name=None, layout=None) -> Tensor:
-    return EagerTensor(jnp.ones(_shape(shape), _np_dtype(dtype)))
+    return EagerTensor(jnp.ones(_shape(shape, "Fill", "shape"), _np_dtype(dtype)))
 
 
 def zeros_like(input, dtype=None, name=None, layout=None) -> Tensor:
@@ -347,17 +396,20 @@ def fill(dims, value, name=None, layout=None) -> Tensor:
 
 
 def eye(num_rows, num_columns=None, batch_shape=None, dtype=dtypes.float32, name=None) -> Tensor:
+    num_rows = static_values.python_int(num_rows, "eye", "num_rows")
+    num_columns = static_values.python_int(num_columns, "eye", "num_columns")
     _check_dims((int(num_rows), int(num_rows if num_columns is None else num_columns)), "Fill")
     matrix = jnp.eye(int(num_rows), None if num_columns is None else int(num_columns), dtype=_np_dtype(dtype))
     if batch_shape is not None:
-        matrix = jnp.broadcast_to(matrix, (*_shape(batch_shape), *matrix.shape))
+        matrix = jnp.broadcast_to(matrix, (*_shape(batch_shape, "eye", "batch_shape"), *matrix.shape))
     return EagerTensor(matrix)
 
 
 def range(start, limit=None, delta=1, dtype=None, name="range") -> Tensor:  # noqa: A001 (TF's name)
     if limit is None:
         start, limit = 0, start
-    values = [to_array(v) for v in (start, limit, delta)]
+    values = [np.asarray(hashable(v, "Range", arg), v.dtype._np) if isinstance(v, _Operators) else to_array(v)
+              for v, arg in ((start, "start"), (limit, "limit"), (delta, "delta"))]
     _check_range(*(v.item() for v in values))
     if dtype is None:
         kinds = [v.dtype for v in values]
@@ -384,6 +436,7 @@ def linspace(start, stop, num, name=None, axis=0) -> Tensor:
     >>> print(tf.linspace(-2, 2, 5))
     tf.Tensor([-2. -1.  0.  1.  2.], shape=(5,), dtype=float64)
     """
+    num = static_values.python_int(num, "LinSpace", "num")
     if int(num) < 0:
         raise errors.invalid_argument("LinSpace", f"Requires num >= 0: {int(num)}")
     start_arr = to_array(start)
@@ -525,7 +578,7 @@ def boolean_mask(tensor, mask, axis=None, name="boolean_mask") -> Tensor:
     k = mask_value.ndim
     if k == 0:
         raise ValueError("mask cannot be scalar.")
-    axis = 0 if axis is None else int(axis)
+    axis = 0 if axis is None else int(hashable(axis, "boolean_mask", "axis"))
     axis = axis + len(shape) if axis < 0 else axis
     if shape[axis:axis + k] != mask_value.shape:
         raise ValueError(f"Shapes {TensorShape(shape[axis:axis + k])} and {TensorShape(mask_value.shape)} are "
@@ -597,8 +650,9 @@ def sequence_mask(lengths, maxlen=None, dtype=dtypes.bool_, name=None) -> Tensor
     if maxlen is None:
         value = _concrete(lengths, "sequence_mask", "lengths", "Pass maxlen.")
         maxlen = builtins.max(int(value.max()) if value.size else 0, 0)
-    _check_range(0, int(hashable(maxlen)), 1)
-    return _sequence_mask_op(lengths, maxlen=int(hashable(maxlen)), dtype=dtype)
+    maxlen = int(hashable(maxlen, "sequence_mask", "maxlen"))
+    _check_range(0, maxlen, 1)
+    return _sequence_mask_op(lengths, maxlen=maxlen, dtype=dtype)
 
 
 # -- sorting and searching ----------------------------------------------------------------------------------
@@ -721,7 +775,8 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None
         dtype = next(iter(given_dtypes.values()), dtypes.float32)
     on = arrays.get("on_value", np.ones((), dtype._np))
     off = arrays.get("off_value", np.zeros((), dtype._np))  # a dtype mismatch of the two: the row's TypeError
-    return _one_hot_op(indices, on, off, depth=int(hashable(depth)), axis=-1 if axis is None else int(axis))
+    return _one_hot_op(indices, on, off, depth=int(hashable(depth, "OneHot", "depth")),
+                       axis=-1 if axis is None else int(hashable(axis, "OneHot", "axis")))
 
 
 # -- reordering and slicing ---------------------------------------------------------------------------------
