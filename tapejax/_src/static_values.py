@@ -59,6 +59,11 @@ def constant(value: Any, dtype: Any) -> Any:
         return jnp.asarray(np.asarray(value, dtype=dtype))
 
 
+def is_traced(value: Any) -> bool:
+    """Whether a tensor's or variable's value is a tracer (it has no value until a compiled step runs)."""
+    return isinstance(value._current() if isinstance(value, Variable) else value._value, jax.core.Tracer)
+
+
 def python_value(value: Any, op: str = "", arg: str = "") -> Any:
     """The value of a tensor, variable, TensorShape or numpy value used as a shape-like argument of op `op` (TF's op
     type or function name), as a Python number or nested list: read now if concrete; a traced value raises (see

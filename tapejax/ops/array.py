@@ -12,7 +12,8 @@ import numpy as np
 
 from tapejax._src import dtypes, errors, static_values, zero_cotangent
 from tapejax._src.convert import holds_tensor, tf_type_string, to_array
-from tapejax._src.contracts import CONCAT, PYTHON_AXIS, Axis, Dtype, Indices, Paddings, PerDimension, Rule, SplitSizes
+from tapejax._src.contracts import (CONCAT, PYTHON_AXIS, Axis, Dtype, Indices, Paddings, PerDimension, Rule, SplitSizes,
+                                    check_traced)
 from tapejax._src.registry import hashable, op
 from tapejax._src.tensor import EagerTensor, Tensor, TensorShape, _Operators
 from tapejax._src.variable import Variable
@@ -234,8 +235,9 @@ stop_gradient = op("stop_gradient", lambda input: input, differentiable=False, o
 
 # -- slicing ------------------------------------------------------------------------------------------------
 
-def _index_key(key: Any) -> Any:
-    """A hashable form of a Python index: slices become ("slice", start, stop, step)."""
+def _index_key(key: Any, dynamic: list | None = None) -> Any:
+    """A hashable form of a Python index: slices become ("slice", start, stop, step). A scalar integer tensor whose
+    value is traced (a tf.function's loop counter) becomes ("index", j), j its position in `dynamic`."""
     if not isinstance(key, tuple):
         key = (key,)
     out = []
@@ -246,7 +248,11 @@ def _index_key(key: Any) -> Any:
         elif k is None or k is Ellipsis or isinstance(k, int | np.integer):
             out.append(k if not isinstance(k, np.integer) else int(k))
         elif isinstance(k, _Operators) and dtypes.from_numpy(k._value.dtype).is_integer and k.ndim == 0:
-            out.append(static_values.python_int(k, "StridedSlice", "begin"))
+            if dynamic is not None and static_values.is_traced(k):
+                out.append(("index", len(dynamic)))
+                dynamic.append(k)
+            else:
+                out.append(static_values.python_int(k, "StridedSlice", "begin"))
         else:
             raise TypeError(
                 "Only integers, slices (`:`), ellipsis (`...`), tf.newaxis (`None`) and scalar tf.int32/tf.int64 "
@@ -255,19 +261,29 @@ def _index_key(key: Any) -> Any:
     return tuple(out)
 
 
-def _getitem(tensor, key):
-    index = []
-    dim = 0
+def _dimensions(ndim: int, key: tuple) -> list[int | None]:
+    """The dimension of the input each entry of `key` indexes (None for an ellipsis or a new axis)."""
+    dims, dim = [], 0
     n_specified = builtins.sum(1 for k in key if k is not None and k is not Ellipsis)
     for k in key:
         if k is Ellipsis:
-            index.append(Ellipsis)
-            dim = tensor.ndim - n_specified + dim
-        elif k is None:
-            index.append(None)
+            dim = ndim - n_specified + dim
+        dims.append(None if k is None or k is Ellipsis else dim)
+        dim += k is not None and k is not Ellipsis
+    return dims
+
+
+def _getitem(tensor, key):
+    return _index(tensor, key, ())
+
+
+def _index(tensor, key, dynamic):
+    index = []
+    for k, dim in zip(key, _dimensions(tensor.ndim, key)):
+        if k is Ellipsis or k is None:
+            index.append(k)
         elif isinstance(k, tuple):
-            index.append(slice(*k[1:]))
-            dim += 1
+            index.append(slice(*k[1:]) if k[0] == "slice" else dynamic[k[1]])
         else:
             if dim >= tensor.ndim:
                 raise ValueError(f"Index out of range using input dim {tensor.ndim}")
@@ -275,15 +291,36 @@ def _getitem(tensor, key):
             if not -size <= k < size:
                 raise ValueError(f"slice index {k} of dimension {dim} out of bounds.")
             index.append(k)
-            dim += 1
     return tensor[tuple(index)]
 
 
+def _check_dynamic_index(tensor, *indices, key):
+    """TF checks a traced index when the step runs (InvalidArgumentError); XLA alone would clamp it."""
+    for k, dim in zip(key, _dimensions(tensor.ndim, key)):
+        if isinstance(k, tuple) and k[0] == "index":
+            if dim >= tensor.ndim:
+                raise ValueError(f"Index out of range using input dim {tensor.ndim}")
+            i, size = indices[k[1]], tensor.shape[dim]
+            message = f"slice index of dimension {dim} out of bounds"
+            if isinstance(i, jax.core.Tracer):
+                check_traced("StridedSlice", (i >= -size) & (i < size), message)
+            elif not -size <= int(i) < size:
+                raise errors.invalid_argument("StridedSlice", message)
+
+
 _getitem_op = op("__getitem__", _getitem, static=("key",), op_type="StridedSlice")
+# x[i] with a traced scalar i (inside tf.function: a loop counter, an argument): the same slice at a position known
+# only when the step runs (XLA's dynamic slice), the output's shape static.
+_getitem_dynamic_op = op("__getitem_dynamic__", lambda *tensors, key: _index(tensors[0], key, tensors[1:]),
+                         static=("key",), op_type="StridedSlice", same_dtype=False, check=_check_dynamic_index)
 
 
 def _tensor_getitem(tensor, key):
-    return _getitem_op(tensor, key=_index_key(key))
+    dynamic: list = []
+    key = _index_key(key, dynamic)
+    if dynamic:
+        return _getitem_dynamic_op([tensor, *dynamic], key=key)
+    return _getitem_op(tensor, key=key)
 
 
 # The Tensor operator table maps `x[key]` here, after the key is made hashable.

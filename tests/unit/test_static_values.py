@@ -141,6 +141,56 @@ def test_autograph_loop_over_a_range_of_a_dimension():
     np.testing.assert_array_equal(f(X).numpy(), np.full((3, 4), 2.0, np.float32))
 
 
+# -- traced indices ----------------------------------------------------------------------------------------------
+
+
+def test_a_traced_index_is_a_dynamic_slice():
+    @tf.function
+    def f(x, j):
+        total = tf.zeros(tf.shape(x)[1:])
+        for k in tf.range(tf.shape(x)[0]):
+            total += x[k]
+        return total, x[:, j], x[..., j, 1:], x[j - 3, None, j], x[-1, j]
+
+    got = f(X, tf.constant(1))
+    expected = (X.sum(0), X[:, 1], X[..., 1, 1:], X[1 - 3, None, 1], X[-1, 1])
+    for g, e in zip(got, expected):
+        np.testing.assert_allclose(g.numpy(), e, rtol=1e-6)
+
+
+def test_the_gradient_through_a_traced_index_is_jaxs():
+    v = tf.Variable(X)
+
+    @tf.function
+    def f(j):
+        with tf.GradientTape() as tape:
+            y = tf.reduce_sum(v[j] ** 2)
+        return tape.gradient(y, v)
+
+    expected = np.zeros_like(X)
+    expected[1] = 2 * X[1]
+    np.testing.assert_allclose(f(tf.constant(1)).numpy(), expected, rtol=1e-6)
+
+
+def test_a_traced_index_out_of_range_raises_when_the_step_runs_and_writes_nothing():
+    w = tf.Variable(0.0)
+
+    @tf.function
+    def f(j):
+        w.assign_add(1.0)
+        return tf.constant(X[0])[j]
+
+    assert f(tf.constant(-3)).numpy().tolist() == X[0, 0].tolist()  # -3 is the first of 3 rows, as in TF
+    with pytest.raises(tf.errors.InvalidArgumentError, match="out of bounds"):
+        f(tf.constant(3))
+    assert float(w.numpy()) == 1.0
+
+
+def test_a_traced_tensor_given_to_numpy_raises_tfs_not_implemented_error():
+    with pytest.raises(NotImplementedError, match="Cannot convert a symbolic tf.Tensor to a numpy array"):
+        tf.function(lambda j: X[0][j])(tf.constant(1))
+
+
 # -- values that depend on a tensor's contents -----------------------------------------------------------------
 
 DATA_DEPENDENT = {
