@@ -22,7 +22,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import deferred, errors
+from . import caches, checking, deferred, errors
 from .tensor import TensorShape, _Operators
 from .variable import Variable
 
@@ -53,10 +53,22 @@ def known_shape(value: Any) -> tuple[int, ...] | None:
 
 
 def constant(value: Any, dtype: Any) -> Any:
-    """A shape query's answer as a constant array, concrete even inside a JAX trace that does not fold constants
-    (a symbolic trace): it depends on no input."""
-    with jax.ensure_compile_time_eval():
-        return jnp.asarray(np.asarray(value, dtype=dtype))
+    """A shape query's answer (an int or a tuple of them) as a constant array of `dtype`, concrete even inside a
+    JAX trace that does not fold constants (a symbolic trace): it depends on no input. Arrays are immutable, so
+    one is shared by every query of the same shape (a transfer to the device costs far more than the lookup)."""
+    key = (value, dtype)
+    array = _CONSTANTS.get(key)
+    if array is None or checking.FLAG.on:
+        with jax.ensure_compile_time_eval():
+            fresh = jnp.asarray(np.asarray(value, dtype=dtype))
+        if array is not None:
+            checking.compare(_CONSTANTS.name, [array], [fresh], repr(key))
+        else:
+            _CONSTANTS[key] = array = fresh
+    return array
+
+
+_CONSTANTS = caches.Memo("shape constants (static_values.py)", 1024)
 
 
 def is_traced(value: Any) -> bool:

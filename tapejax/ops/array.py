@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 import collections.abc
+import math
 from typing import Any, NamedTuple
 
 import jax
@@ -369,7 +370,7 @@ def size(input, out_type=None, name=None) -> Tensor:
     dims = static_values.known_shape(input)
     if dims is None:
         return _size_op(input, out_type=out_type)
-    return EagerTensor(static_values.constant(int(np.prod(dims, dtype=np.int64)), out_type))
+    return EagerTensor(static_values.constant(math.prod(dims), out_type))
 
 
 def rank(input, name=None) -> Tensor:
