@@ -32,6 +32,11 @@ class PartiallyKnownShape(ValueError):
     per size on it, where the shape would be known (TF raises it)."""
 
 
+class NotStatic(errors.InvalidArgumentError):
+    """A shape-like argument whose value is traced. tf.data's traced map (data/traced.py) catches it, as it catches
+    JAX's concretization errors, and maps such a function element by element instead."""
+
+
 NOT_STATIC: Final = (
     "Input `{arg}` to {op} must be a compile-time constant.\n\nXLA, which compiles a tf.function, needs every "
     "shape, size, axis and bound when it compiles the step, but this value depends on the contents of a tensor "
@@ -88,7 +93,7 @@ def python_value(value: Any, op: str = "", arg: str = "") -> Any:
         return value.tolist()
     array = value._current() if isinstance(value, Variable) else value._value
     if isinstance(array, jax.core.Tracer):
-        raise errors.InvalidArgumentError(None, None, NOT_STATIC.format(
+        raise NotStatic(None, None, NOT_STATIC.format(
             arg=arg or "shape", op=op or "this op", dtype=np.dtype(array.dtype).name, shape=list(array.shape)))
     return np.asarray(array).tolist()
 

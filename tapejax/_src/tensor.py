@@ -265,9 +265,6 @@ class _Operators:
         return array[()] if array.ndim == 0 else array
 
     def __array__(self, dtype=None, copy=None):
-        if isinstance(self._value, jax.core.Tracer):  # TF's error for a symbolic tensor, not JAX's
-            raise NotImplementedError("Cannot convert a symbolic tf.Tensor to a numpy array: inside tf.function its "
-                                      "value is only known when the step runs. Use tf ops on it instead of numpy.")
         array = np.asarray(self._value)
         return array if dtype is None else array.astype(dtype)
 

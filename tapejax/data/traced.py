@@ -25,7 +25,7 @@ import jax
 import jax.extend.core
 import numpy as np
 
-from tapejax._src import autograph, caches
+from tapejax._src import autograph, caches, static_values
 from tapejax._src.concrete_function import _Trace, _tracing
 from tapejax._src.context import CONTEXT
 from tapejax._src.signature import TensorSpec
@@ -48,7 +48,8 @@ class Stateful(Exception):
 def _needs_values(e: Exception) -> bool:
     """A trace that needs a concrete value (a shape from a tensor's value, `tf.fill([x], x)`): run eagerly."""
     return isinstance(e, jax.errors.ConcretizationTypeError | jax.errors.TracerArrayConversionError |
-                      jax.errors.TracerIntegerConversionError | jax.errors.TracerBoolConversionError)
+                      jax.errors.TracerIntegerConversionError | jax.errors.TracerBoolConversionError |
+                      static_values.NotStatic)
 
 
 @contextlib.contextmanager

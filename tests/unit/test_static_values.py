@@ -186,11 +186,6 @@ def test_a_traced_index_out_of_range_raises_when_the_step_runs_and_writes_nothin
     assert float(w.numpy()) == 1.0
 
 
-def test_a_traced_tensor_given_to_numpy_raises_tfs_not_implemented_error():
-    with pytest.raises(NotImplementedError, match="Cannot convert a symbolic tf.Tensor to a numpy array"):
-        tf.function(lambda j: X[0][j])(tf.constant(1))
-
-
 # -- values that depend on a tensor's contents -----------------------------------------------------------------
 
 DATA_DEPENDENT = {
