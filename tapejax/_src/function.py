@@ -12,8 +12,11 @@ redone with the larger set, as TF retraces a function that created variables.
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import io
 import inspect
+import sys
 import threading
 import types
 import weakref
@@ -254,10 +257,16 @@ class Function:
         for _ in range(_MAX_DISCOVERY_TRACES):
             variables = list(found.values())
             concrete = ConcreteFunction(self, template, variables, first=not self._traced_once)
+            printed = io.StringIO()
             try:
-                concrete.trace(tensor_vals, tuple(v._value for v in variables), _NO_CALLS, symbolic)
+                # A symbolic trace may be abandoned for one per size (below): what the step prints while it
+                # traces ("Tracing") is shown once, by the trace that is kept.
+                with contextlib.redirect_stdout(printed) if symbolic is not None else contextlib.nullcontext():
+                    concrete.trace(tensor_vals, tuple(v._value for v in variables), _NO_CALLS, symbolic)
+                sys.stdout.write(printed.getvalue())
             except Exception as e:
                 if symbolic is None or isinstance(e, PartiallyKnownShape):
+                    sys.stdout.write(printed.getvalue())
                     raise
                 self._tracing_count -= 1  # that trace was abandoned, not kept
                 # The step needs a concrete size somewhere (a shape computed from a None dimension, two None

@@ -33,10 +33,7 @@ PROGRAMS = (
     # 100 Adam steps of reinforcement learning: the engines' last-bit differences in float32 grow to ~1e-4.
     Program("ddpg_pendulum", rtol=1e-3),
     Program("writing_a_training_loop_from_scratch", mask=r"Time taken: [0-9.]+s"),
-    Program("deepdream",
-            blocked_by="AutoGraph: the tf.range loop's body creates `with tf.GradientTape() as tape`, and the "
-                       "seeding of variables first assigned inside a loop tries to make the tape a loop variable "
-                       "(ValueError: unsupported type GradientTape); TF leaves it loop-local"),
+    Program("deepdream"),
 )
 
 _NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|[-+]?\b(?:nan|inf)\b")

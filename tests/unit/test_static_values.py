@@ -268,3 +268,16 @@ def test_sparse_categorical_crossentropy_training_step_in_tf_function_matches_ea
     assert step.experimental_get_tracing_count() == 1
     signature_step(features[:5], labels[:5])  # another batch size: the same trace
     assert signature_step.experimental_get_tracing_count() == 1
+
+
+def test_an_abandoned_symbolic_trace_prints_nothing(capsys):
+    """A step whose symbolic trace needs a concrete size is traced per size instead; what it prints while
+    tracing is shown once, by the trace kept (TF traces it once)."""
+
+    @tf.function(input_signature=[tf.TensorSpec([None, None], tf.float32)])
+    def step(x):
+        print("Tracing")
+        return tf.reshape(x, [x.shape[0] * x.shape[1]])  # a product of two None dimensions: per size
+
+    step(tf.ones([2, 3]))
+    assert capsys.readouterr().out == "Tracing\n"
