@@ -1,0 +1,23 @@
+"""Deferred restoration's trigger: restorations still waiting for variables that do not exist yet.
+
+TF restores a checkpoint value into a variable created after `restore` (a model built later, optimizer slots
+made by the first step) at the moment the new object is attached to the restored graph. tapejax does the same
+from the two places where state appears: `tf.Module.__setattr__` (layers and modules; a Keras layer's `build`
+assigns its weights there) and the Keras optimizers when they create slots. Both call `attached`, which costs
+one truth test while nothing is pending. This module holds only the list, so that module.py stays light.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+# The restorations with values not yet restored, each holding its root object weakly (checkpoint.py).
+PENDING: list[Any] = []
+
+
+def attached(value: Any = None) -> None:
+    """Called when `value` (state, perhaps) joined an object: restores what became reachable."""
+    if PENDING:
+        from . import checkpoint
+
+        checkpoint.restore_pending(value)
