@@ -168,6 +168,16 @@ class _Restoration:
         self.restored: set[int] = set()
         self.unmatched: list[Any] = []
 
+    def offer(self, value: Any) -> None:
+        """`value` joined an object (checkpoint_pending.attached): restores the values whose variables appeared
+        since, and leaves the pending list when done or when its objects are gone."""
+        if value is not None and not graph_lib.holds_state(value):
+            return
+        if self.pending():
+            self.apply()
+        if not self.pending() and self in checkpoint_pending.PENDING:
+            checkpoint_pending.PENDING.remove(self)
+
     def roots(self) -> list[tuple[Any, int]]:
         return [(obj, node_id) for ref, node_id in self.anchors if (obj := ref()) is not None]
 
@@ -229,17 +239,6 @@ def _tf_name(dtype: np.dtype) -> str:
 
 def _dtype_name(leaf: Any) -> str:
     return _tf_name(leaf.dtype.as_numpy_dtype) if isinstance(leaf, Variable) else "float"
-
-
-def restore_pending(value: Any = None) -> None:
-    """Restores, for every pending restoration, the values whose variables have appeared since."""
-    if value is not None and not graph_lib.holds_state(value):
-        return
-    for restoration in list(checkpoint_pending.PENDING):
-        if restoration.pending():
-            restoration.apply()
-        if not restoration.pending() and restoration in checkpoint_pending.PENDING:
-            checkpoint_pending.PENDING.remove(restoration)
 
 
 def _describe(graph: Any, node_id: int) -> str:

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 from typing import Any
 
-# The restorations with values not yet restored, each holding its root object weakly (checkpoint.py).
+# The restorations with values not yet restored (checkpoint.py's _Restoration), each holding its objects
+# weakly; each removes itself from the list when it is done or its objects are gone.
 PENDING: list[Any] = []
 
 
 def attached(value: Any = None) -> None:
-    """Called when `value` (state, perhaps) joined an object: restores what became reachable."""
-    if PENDING:
-        from . import checkpoint
-
-        checkpoint.restore_pending(value)
+    """Called when `value` (state, perhaps; None: unknown) joined an object: restores what became reachable."""
+    for restoration in list(PENDING):
+        restoration.offer(value)
