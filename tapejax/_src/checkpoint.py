@@ -9,6 +9,7 @@ kept pending and restored when those variables appear (checkpoint_pending.py), a
 
 from __future__ import annotations
 
+import functools
 import os
 import weakref
 from typing import Any
@@ -88,9 +89,9 @@ class Checkpoint:
         directory = os.path.dirname(file_prefix)
         if directory:
             os.makedirs(directory, exist_ok=True)
-        tensors = [(graph_lib.OBJECT_GRAPH_KEY, [data])]
-        tensors += [(key, _SavedValue(leaf)) for key, leaf in leaves]
-        write_bundle(file_prefix, _materialized(tensors))
+        tensors: list[tuple[str, Any]] = [(graph_lib.OBJECT_GRAPH_KEY, [data])]
+        tensors += [(key, functools.partial(graph_lib.value_of, leaf)) for key, leaf in leaves]
+        write_bundle(file_prefix, tensors)  # each value read when written: no copy of the whole model
         return file_prefix
 
     def save(self, file_prefix: str, options: Any = None) -> str:
@@ -140,18 +141,6 @@ class Checkpoint:
         if restoration.pending():
             checkpoint_pending.PENDING.append(restoration)
         return CheckpointLoadStatus(restoration)
-
-
-class _SavedValue:
-    """A leaf's value, read when the bundle writes it: one array alive at a time."""
-
-    def __init__(self, leaf: Any):
-        self.leaf = leaf
-
-
-def _materialized(tensors: list[tuple[str, Any]]) -> Any:
-    for key, value in tensors:
-        yield key, graph_lib.value_of(value.leaf) if isinstance(value, _SavedValue) else value
 
 
 class _Restoration:

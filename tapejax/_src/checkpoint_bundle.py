@@ -125,9 +125,10 @@ def encode_strings(values: list[bytes], crc32c: Callable[[Any], int]) -> tuple[b
 def write_bundle(prefix: str, tensors: Iterable[tuple[str, Any]]) -> None:
     """Writes `prefix.index` and `prefix.data-00000-of-00001`.
 
-    `tensors` gives (key, value) pairs, values being numpy arrays or lists of bytes (a string tensor of that
-    many elements; a one-element list is a scalar). Each array is written and checksummed in place, so memory
-    does not grow with the checkpoint's size. Both files are written under temporary names and renamed when
+    `tensors` gives (key, value) pairs, values being numpy arrays, lists of bytes (a string tensor of that
+    many elements; a one-element list is a scalar), or callables returning either, called when the value is
+    written: one array is alive at a time, written and checksummed in place, so memory does not grow with the
+    checkpoint's size. Both files are written under temporary names and renamed when
     complete, the index last: a save interrupted at any point leaves no index, so no checkpoint, behind.
     """
     crc32c = crc32c_function()
@@ -139,6 +140,7 @@ def write_bundle(prefix: str, tensors: Iterable[tuple[str, Any]]) -> None:
     try:
         with open(data_path + temp, "wb") as data:
             for key, value in sorted(tensors, key=lambda kv: kv[0].encode()):
+                value = value() if callable(value) else value
                 entry = entry_cls(shard_id=0, offset=offset)
                 if isinstance(value, list):
                     payload, checksum = encode_strings(value, crc32c)
@@ -166,6 +168,14 @@ def write_bundle(prefix: str, tensors: Iterable[tuple[str, Any]]) -> None:
         for path in (data_path + temp, index_path + temp):
             if os.path.exists(path):
                 os.remove(path)
+
+
+def _aligned_empty(shape: list[int], dtype: np.dtype) -> np.ndarray:
+    """An uninitialised array on a 64-byte boundary, which XLA's CPU client can use without copying it."""
+    size = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    raw = np.empty(size + 64, np.uint8)
+    start = -raw.ctypes.data % 64
+    return raw[start:start + size].view(dtype).reshape(shape)
 
 
 class BundleReader:
@@ -225,7 +235,7 @@ class BundleReader:
             if dtype is None:
                 raise NotImplementedError(f"tapejax cannot read the checkpoint value {key!r}: its dtype (TF "
                                           f"DataType {entry.dtype}) has no tapejax dtype")
-            array = np.empty(self.shape(key), dtype)
+            array = _aligned_empty(self.shape(key), dtype)
             flat = array.reshape(-1).view(np.uint8)
             if entry.size != flat.size or os.preadv(self._data.fileno(), [flat.data], entry.offset) != flat.size:
                 raise ValueError("short read")

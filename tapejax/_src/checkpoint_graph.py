@@ -110,7 +110,11 @@ def walk(root: Any) -> Iterator[tuple[Any, str, list[tuple[str, Any]]]]:
 def value_of(leaf: Any) -> np.ndarray:
     if isinstance(leaf, Saveable):
         return np.asarray(leaf.read())
-    return np.asarray(leaf.value().value)
+    array = leaf.value().value
+    try:  # a view of a CPU array's buffer: np.asarray may keep a host copy on the array (a second model)
+        return np.from_dlpack(array)
+    except (RuntimeError, TypeError, BufferError, ValueError):  # bfloat16, or an accelerator's array
+        return np.asarray(array)
 
 
 def full_name(leaf: Any) -> str:
