@@ -18,6 +18,7 @@ from tapejax import nest as nest
 from tapejax import random as random
 from tapejax import signal as signal
 from tapejax import summary as summary
+from tapejax import train as train
 from tapejax import version as version
 from tapejax.version import VERSION as __version__  # the TF version tapejax follows; its own: version.TAPEJAX_VERSION
 from tapejax._src.dtypes import DType as DType

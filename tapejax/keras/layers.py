@@ -21,7 +21,7 @@ import jax
 import numpy as np
 
 import tapejax as tf
-from tapejax.keras import activations, initializers
+from tapejax.keras import activations, checkpointing, initializers
 
 class _Names(threading.local):
     """How many objects of each base name this thread has named: Keras 3 keeps these counts per thread (its
@@ -242,6 +242,10 @@ class Layer(tf.Module):
             variable = tf.Variable(init(shape, dtype or self.dtype), name=name, trainable=trainable)
         self._own_weights.append(variable)
         return variable
+
+    def _checkpoint_children(self) -> list[tuple[str, Any]]:
+        """The state a tf.train.Checkpoint saves, named as Keras 3 names it (tapejax/keras/checkpointing.py)."""
+        return checkpointing.layer_children(self)
 
     def _sublayers(self) -> list[Layer]:
         found: list[Layer] = []

@@ -20,6 +20,7 @@ import jax
 import numpy as np
 
 import tapejax as tf
+from tapejax.keras import checkpointing
 from tapejax.keras.layers import (InputLayer, KerasTensor, Layer, _leaves, _Node, _Operation, _probe, _shapes_of,
                                   _takes_training, _unique_name)
 
@@ -146,6 +147,9 @@ class Sequential(Model):
     def layers(self) -> list[Layer]:
         return list(self._layers)
 
+    def _checkpoint_children(self) -> list[tuple[str, Any]]:
+        return checkpointing.sequential_children(self)
+
     def add(self, layer: Any, rebuild: bool = True) -> None:
         """Appends a layer (or, first, a `tf.keras.Input`); a model that has its input shape is rebuilt."""
         if isinstance(layer, KerasTensor) and layer._keras_history is not None:
@@ -268,6 +272,9 @@ class Functional(Model):
     @property
     def layers(self) -> list[Layer]:
         return [layer for layer in self._functional_layers if not isinstance(layer, _Operation)]
+
+    def _checkpoint_children(self) -> list[tuple[str, Any]]:
+        return checkpointing.functional_children(self)
 
     @property
     def inputs(self) -> list[KerasTensor]:

@@ -21,7 +21,7 @@ import optax
 
 import tapejax as tf
 from tapejax.keras import schedules as schedules
-from tapejax._src import caches
+from tapejax._src import caches, checkpoint_pending
 from tapejax._src.module import camel_to_snake
 from tapejax.keras.schedules import LearningRateSchedule
 
@@ -57,6 +57,7 @@ class Optimizer:
         self.iterations = tf.Variable(0, dtype=tf.int64, trainable=False, name="iteration")
         # variable uid -> (state treedef, what each state leaf is, the slots): see _state
         self._slots: dict[int, tuple[Any, tuple[Any, ...], list[tf.Variable]]] = {}
+        self._slot_owners: list[tf.Variable] = []  # the variables in `_slots`, in order (for checkpoints)
         self._known: set[int] | None = None  # the uids of the variables it was built for (Keras 3 checks them)
         # All variables' updates in one executable: eagerly one dispatch per step, not one per variable, and no
         # variable is assigned until every update is computed.
@@ -268,7 +269,15 @@ class Optimizer:
                         slots.append(tf.Variable(np.asarray(leaf), trainable=False,
                                                  name=f"{self.name}/{base}/slot_{len(slots)}"))
             entry = self._slots[variable._uid] = (treedef, tuple(kinds), slots)
+            self._slot_owners.append(variable)
+            checkpoint_pending.attached()  # a checkpoint restored before this step may hold the new slots
         return entry
+
+    def _checkpoint_children(self) -> list[tuple[str, Any]]:
+        """The state a tf.train.Checkpoint saves, named as Keras 3 names it (tapejax/keras/checkpointing.py)."""
+        from tapejax.keras import checkpointing
+
+        return checkpointing.optimizer_children(self)
 
     @property
     def variables(self) -> list[tf.Variable]:
