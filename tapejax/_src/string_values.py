@@ -49,6 +49,11 @@ def cast_error(source: Any, target: Any) -> Exception:
 ELEMENTWISE: dict[str, Callable[..., np.ndarray]] = {
     "math.add": lambda x, y: np.asarray(_CONCATENATE(x, y), dtype=object), "cast": _cast}
 
+class HostValueError(NotImplementedError):
+    """A string op met a value known only when a compiled function runs (inside tf.function or a tf.data map):
+    strings live on the host, so the caller must run the function eagerly or on known values."""
+
+
 _IDS = np.uint32  # the dtype of interned ids: no element-moving op makes it from other inputs
 
 
@@ -61,7 +66,7 @@ def _to_bytes(x: Any) -> bytes:
     if type(x) is bytes:
         return x
     if isinstance(x, str):
-        return x.encode("utf-8")
+        return str.encode(x, "utf-8")  # str's own method: np.str_.encode would give an np.bytes_
     if isinstance(x, bytes):  # np.bytes_
         return bytes(x)
     raise ValueError("Can't convert Python sequence with mixed types to Tensor.")
@@ -133,7 +138,7 @@ def apply_on_host(name: str, op_type: str, fn: Callable[..., Any], vals: list, p
 
 def _from_ids(out: Any, table: np.ndarray, name: str) -> Any:
     if isinstance(out, jax.core.Tracer):
-        raise NotImplementedError(
+        raise HostValueError(
             f"tf.{name} on a string tensor inside tf.function depends on a traced value: tapejax keeps strings on "
             "the host, so string ops run when the function is traced, on values known then. Compute the index or "
             "condition outside the tf.function, or pass it as a Python value.")

@@ -18,7 +18,7 @@ import numpy as np
 
 from tapejax._src import dtypes, errors
 from tapejax._src.printing import format_array
-from tapejax._src.string_values import is_host, to_bytes_array
+from tapejax._src.string_values import HostValueError, is_host, to_bytes_array
 from tapejax._src.tensor import EagerTensor, Tensor, _Operators
 from tapejax.ops.array import convert_to_tensor
 
@@ -28,7 +28,7 @@ def _values(x: Any, api: str) -> np.ndarray:
     if isinstance(x, _Operators):
         value = x._value if isinstance(x, Tensor) else x.read_value()._value
         if isinstance(value, jax.core.Tracer):
-            raise NotImplementedError(
+            raise HostValueError(
                 f"tf.strings.{api} of a tensor computed inside tf.function: tapejax keeps strings on the host, so "
                 "string ops run when the function is traced, on values known then. Call it outside the "
                 "tf.function, or on Python/numpy values.")
