@@ -11,6 +11,7 @@ from tapejax import debugging as debugging
 from tapejax import dtypes as dtypes
 from tapejax import errors as errors
 from tapejax import image as image
+from tapejax import io as io
 from tapejax import linalg as linalg
 from tapejax import math as math
 from tapejax import nn as nn
@@ -19,6 +20,7 @@ from tapejax import random as random
 from tapejax import signal as signal
 from tapejax import strings as strings
 from tapejax import summary as summary
+from tapejax import train as train
 from tapejax import version as version
 from tapejax.version import VERSION as __version__  # the TF version tapejax follows; its own: version.TAPEJAX_VERSION
 from tapejax._src.dtypes import DType as DType
