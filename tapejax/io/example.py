@@ -12,13 +12,33 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
-
 from tapejax._src import dtypes, errors
 from tapejax.ops.strings import _strings, _tensor
 
 
-def _messages() -> dict[str, Any]:
+MESSAGES = ("BytesList", "FloatList", "Int64List", "Feature", "Features", "FeatureList", "FeatureLists", "Example",
+            "SequenceExample")
+_CLASSES: dict[str, Any] = {}
+
+
+def messages() -> dict[str, Any]:
+    """The message classes by name, built on first use (protobuf is an optional dependency: the `io` extra)."""
+    if not _CLASSES:
+        _CLASSES.update(_build())
+    return _CLASSES
+
+
+def __getattr__(name: str) -> Any:
+    if name in MESSAGES:
+        return messages()[name]
+    raise AttributeError(name)
+
+
+def _build() -> dict[str, Any]:
+    try:
+        from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+    except ImportError:
+        raise ImportError("tf.train.Example needs protobuf: pip install 'tapejax[io]'.") from None
     proto = descriptor_pb2.FileDescriptorProto(name="tapejax/example.proto", package="tensorflow", syntax="proto3")
     field = descriptor_pb2.FieldDescriptorProto
     repeated, optional = field.LABEL_REPEATED, field.LABEL_OPTIONAL
@@ -57,21 +77,7 @@ def _messages() -> dict[str, Any]:
             ("feature_lists", field.TYPE_MESSAGE, optional, ".tensorflow.FeatureLists"))
     pool = descriptor_pool.DescriptorPool()  # our own pool: TF's, if imported too, keeps its own
     pool.Add(proto)
-    names = ["BytesList", "FloatList", "Int64List", "Feature", "Features", "FeatureList", "FeatureLists",
-             "Example", "SequenceExample"]
-    return {n: message_factory.GetMessageClass(pool.FindMessageTypeByName(f"tensorflow.{n}")) for n in names}
-
-
-_CLASSES = _messages()
-BytesList = _CLASSES["BytesList"]
-FloatList = _CLASSES["FloatList"]
-Int64List = _CLASSES["Int64List"]
-Feature = _CLASSES["Feature"]
-Features = _CLASSES["Features"]
-FeatureList = _CLASSES["FeatureList"]
-FeatureLists = _CLASSES["FeatureLists"]
-Example = _CLASSES["Example"]
-SequenceExample = _CLASSES["SequenceExample"]
+    return {n: message_factory.GetMessageClass(pool.FindMessageTypeByName(f"tensorflow.{n}")) for n in MESSAGES}
 
 
 class FixedLenFeature(NamedTuple):
@@ -92,7 +98,7 @@ _KINDS = {"string": "bytes_list", "float32": "float_list", "int64": "int64_list"
 
 
 def _parse_one(serialized: bytes, features: dict[str, Any], op_type: str) -> dict[str, np.ndarray]:
-    example = Example()
+    example = messages()["Example"]()
     try:
         example.ParseFromString(serialized)
     except Exception:

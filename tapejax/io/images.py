@@ -80,7 +80,7 @@ def _pixels(image: Any, channels: int, dtype: Any = dtypes.uint8) -> np.ndarray:
 
 def _check_channels(channels: int, allowed: tuple[int, ...], op_type: str) -> None:
     if channels not in allowed:
-        raise errors.InvalidArgumentError(None, None, f"channels must be {', '.join(map(str, allowed))}, got "
+        raise errors.InvalidArgumentError(None, None, f"`channels` must be {', '.join(map(str, allowed))}, but got "
                                           f"{channels} [Op:{op_type}]")
 
 
@@ -99,7 +99,7 @@ def decode_jpeg(contents: Any, channels: int = 0, ratio: int = 1, fancy_upscalin
 
 def decode_png(contents: Any, channels: int = 0, dtype: Any = dtypes.uint8, name: str | None = None):
     """Decodes a PNG image to a uint8 or uint16 tensor [height, width, channels] (`tf.io.decode_png`)."""
-    _check_channels(channels, (0, 1, 2, 3, 4), "DecodePng")
+    _check_channels(channels, (0, 1, 3, 4), "DecodePng")
     image = _open(_contents(contents, "DecodePng"), "DecodePng", ("PNG",))
     return _tensor(_pixels(image, channels, dtype))
 
