@@ -157,12 +157,14 @@ def apply(opdef: OpDef, args: tuple, params: dict[str, Any], params_key: tuple |
             return outs if multiple else outs[0]
     if any(type(v) is Pending for v in vals):
         vals = [deferred.resolve(v) for v in vals]
-    try:
+    try:  # string tensors live on the host: a string first input goes there at once (JAX's error is slow)
+        if vals and type(vals[0]) is np.ndarray and vals[0].dtype == object:
+            raise TypeError
         out = fn(*vals)
     except Exception as e:  # JAX's, XLA's, MLIR's and numpy's errors become TF's (free when nothing is raised)
         if not any(string_values.is_host(v) for v in vals):
             raise errors.from_jax(opdef.op_type, e, CONTEXT.trace is not None) from None
-        out = string_values.apply_on_host(opdef.name, opdef.op_type, fn, vals, params)  # string tensors live on the host
+        out = string_values.apply_on_host(opdef.name, opdef.op_type, fn, vals, params)
     multiple = type(out) is tuple or type(out) is list
     outs = tuple(EagerTensor(o) for o in out) if multiple else (EagerTensor(out),)
     if tapes:
