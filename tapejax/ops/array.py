@@ -16,6 +16,7 @@ from tapejax._src.convert import holds_tensor, tf_type_string, to_array
 from tapejax._src.contracts import (CONCAT, PYTHON_AXIS, Axis, Dtype, Indices, Paddings, PerDimension, Rule, SplitSizes,
                                     check_traced)
 from tapejax._src.registry import hashable, op
+from tapejax._src.string_values import cast_error, is_host, is_text, to_bytes_array
 from tapejax._src.tensor import EagerTensor, Tensor, TensorShape, _Operators
 from tapejax._src.variable import Variable
 from tapejax.ops import nan_extrema
@@ -34,6 +35,8 @@ def constant(value: Any, dtype: Any = None, shape: Any = None, name: str = "Cons
     """
     array = to_array(value, dtype=None if dtype is None else dtypes.as_dtype(dtype),
                      hint=None) if not isinstance(value, _Operators) else _cast_constant(value, dtype)
+    if is_host(array):  # a string tensor: on the host
+        return EagerTensor(array if shape is None else _host_shaped(array, tuple(hashable(shape))))
     # a numpy array is put on the device as it is: jnp.asarray would compile a conversion for each new shape
     array = jax.device_put(array) if isinstance(array, np.ndarray) else jnp.asarray(array)
     if shape is not None:
@@ -46,6 +49,15 @@ def constant(value: Any, dtype: Any = None, shape: Any = None, name: str = "Cons
             raise TypeError(f"Eager execution of tf.constant with unsupported shape. Tried to convert "
                             f"{array.size} values into shape {list(shape)}.")
     return EagerTensor(array)
+
+
+def _host_shaped(array: np.ndarray, shape: tuple) -> np.ndarray:
+    if array.size == 1:
+        return np.broadcast_to(array.reshape(()), shape).copy()
+    if array.size == int(np.prod(shape)):
+        return array.reshape(shape)
+    raise TypeError(f"Eager execution of tf.constant with unsupported shape. Tried to convert {array.size} values "
+                    f"into shape {list(shape)}.")
 
 
 def _cast_constant(value: _Operators, dtype: Any) -> Any:
@@ -68,6 +80,8 @@ def convert_to_tensor(value: Any, dtype: Any = None, dtype_hint: Any = None, nam
     if holds_tensor(value):
         return stack([convert_to_tensor(v, dtype, dtype_hint) for v in value])
     hint = None if dtype_hint is None else dtypes.as_dtype(dtype_hint)
+    if dtype is None and is_text(value):
+        return EagerTensor(to_bytes_array(value))  # a string tensor, on the host
     try:
         return EagerTensor(jnp.asarray(to_array(value, dtype=dtype, hint=hint)))
     except TypeError:
@@ -214,6 +228,8 @@ def where(condition, x=None, y=None, name=None):
 
 def _cast(x, dtype):
     target = dtypes.as_dtype(dtype)._np
+    if target.kind == "O":  # string tensors take the host path (string_values.py): this is a number
+        raise cast_error(x.dtype, target)
     if jnp.iscomplexobj(x) and target.kind != "c":
         x = jnp.real(x)
     return x.astype(target)
