@@ -22,6 +22,7 @@ import numpy as np
 import tapejax as tf
 from tapejax.keras import backend
 from tapejax.keras.loss_functions import squeeze_or_expand_to_same_rank
+from tapejax.keras.layers import _unique_name
 from tapejax.keras.metrics import Metric
 
 NEG_INF = -1e10  # Keras's stand-in for the scores that top_k filters out
@@ -220,11 +221,12 @@ def _interpolated_pr_auc(tp: Any, fp: Any, fn: Any, n: int) -> Any:
 
 class MeanIoU(Metric):
     """The mean over classes of intersection over union, from a `num_classes` x `num_classes` confusion matrix
-    (rows: labels, columns: predictions); classes never seen are left out of the mean."""
+    (rows: labels, columns: predictions); classes never seen are left out of the mean. As in Keras, the matrix
+    is int64 by default, so float sample weights are truncated to integers (Keras warns about it)."""
 
     def __init__(self, num_classes: int, name: str | None = None, dtype: Any = None, ignore_class: int | None = None,
                  sparse_y_true: bool = True, sparse_y_pred: bool = True, axis: int = -1):
-        super().__init__(name or "mean_io_u", dtype)
+        super().__init__(name or _unique_name("mean_io_u"), dtype or tf.int64)
         self.num_classes, self.ignore_class, self.axis = num_classes, ignore_class, axis
         self.sparse_y_true, self.sparse_y_pred = sparse_y_true, sparse_y_pred
         self.total_cm = self.add_variable((num_classes, num_classes), name="total_confusion_matrix")
@@ -237,17 +239,23 @@ class MeanIoU(Metric):
             y_pred = tf.argmax(y_pred, axis=self.axis)
         y_true = tf.reshape(tf.cast(y_true, self.dtype), [-1])
         y_pred = tf.reshape(tf.cast(y_pred, self.dtype), [-1])
-        weights = tf.ones_like(y_pred) if sample_weight is None else \
-            tf.reshape(tf.broadcast_to(tf.cast(sample_weight, self.dtype), y_pred.shape), [-1])
+        weights = tf.ones_like(y_true) if sample_weight is None else \
+            tf.cast(tf.broadcast_to(tf.reshape(tf.convert_to_tensor(sample_weight), [-1]), y_true.shape), self.dtype)
+        valid = tf.logical_and(tf.logical_and(y_true >= 0, y_true < self.num_classes),
+                               tf.logical_and(y_pred >= 0, y_pred < self.num_classes))
         if self.ignore_class is not None:
-            weights = weights * tf.cast(tf.not_equal(y_true, float(self.ignore_class)), self.dtype)
-        true_1h = tf.one_hot(tf.cast(y_true, tf.int32), self.num_classes, dtype=self.dtype)
-        pred_1h = tf.one_hot(tf.cast(y_pred, tf.int32), self.num_classes, dtype=self.dtype)
-        self.total_cm.assign_add(tf.matmul(true_1h * tf.expand_dims(weights, -1), pred_1h, transpose_a=True))
+            valid = tf.logical_and(valid, tf.not_equal(y_true, tf.cast(self.ignore_class, self.dtype)))
+        weights = tf.where(valid, weights, tf.zeros_like(weights))
+        y_true = tf.where(valid, y_true, tf.zeros_like(y_true))
+        y_pred = tf.where(valid, y_pred, tf.zeros_like(y_pred))
+        true_1h = tf.one_hot(tf.cast(y_true, tf.int32), self.num_classes, dtype=tf.float64)
+        pred_1h = tf.one_hot(tf.cast(y_pred, tf.int32), self.num_classes, dtype=tf.float64)
+        counts = tf.matmul(true_1h * tf.expand_dims(tf.cast(weights, tf.float64), -1), pred_1h, transpose_a=True)
+        self.total_cm.assign_add(tf.cast(counts, self.dtype))
 
     def result(self) -> Any:
-        cm = tf.identity(self.total_cm)
+        cm = tf.cast(tf.identity(self.total_cm), tf.float32)
         true_positives = tf.linalg.diag_part(cm)
         denominator = tf.reduce_sum(cm, axis=0) + tf.reduce_sum(cm, axis=1) - true_positives
-        valid = tf.reduce_sum(tf.cast(tf.not_equal(denominator, 0.0), self.dtype))
+        valid = tf.reduce_sum(tf.cast(tf.not_equal(denominator, 0.0), tf.float32))
         return tf.math.divide_no_nan(tf.reduce_sum(tf.math.divide_no_nan(true_positives, denominator)), valid)

@@ -57,7 +57,8 @@ class Model(Trainer, Layer):
     def __new__(cls, *args: Any, **kwargs: Any):
         if cls is Model and (args or "inputs" in kwargs or "outputs" in kwargs):
             cls = Functional  # as Keras does: Model(inputs, outputs) is a Functional
-        elif (args or "inputs" in kwargs or "outputs" in kwargs) and not issubclass(cls, Functional):
+        elif (len(args) == 2 or (len(args) == 1 and "outputs" in kwargs) or {"inputs", "outputs"} <= kwargs.keys()) \
+                and not issubclass(cls, Functional | Sequential):
             cls = _functional_subclass(cls)  # a subclass given inputs/outputs (the "customizing fit" guide)
         return super().__new__(cls)
 
