@@ -6,8 +6,8 @@ is non-zero, each weighted by `sample_weight`, as Keras 3 counts them.
 >>> import tapejax as tf
 >>> precision = tf.keras.metrics.Precision()
 >>> precision.update_state([0, 1, 1, 1], [1, 0, 1, 1])
->>> float(precision.result())
-0.6666666865348877
+>>> round(float(precision.result()), 4)
+0.6667
 
 Differences from TensorFlow: Keras compares a prediction equal to one of AUC's evenly spaced thresholds through
 its bucketing shortcut; tapejax compares `y_pred > threshold` directly, which differs only at those exact values.

@@ -202,7 +202,8 @@ def _sparse_and_shapes(tf):
     onehot = np.array([[0.0, 1.0, 0.0]], np.float32)
     out += [tf.keras.losses.CategoricalCrossentropy()(onehot, softmax(logits)),
             tf.function(lambda: tf.keras.losses.SparseCategoricalCrossentropy()(np.array([1]), softmax(logits)))(),
-            tf.keras.losses.BinaryCrossentropy()(np.array([[0.0]], np.float32), sigmoid(np.array([[40.0]], np.float32))),
+            tf.keras.losses.BinaryCrossentropy()(np.zeros((1, 1), np.float32),
+                                                 sigmoid(np.full((1, 1), 40.0, np.float32))),
             tf.keras.metrics.CategoricalCrossentropy()(onehot, softmax(logits))]
     return out
 
