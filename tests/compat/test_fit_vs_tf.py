@@ -135,7 +135,8 @@ def test_verbose_2_prints_keras_lines():
 
 
 def test_verbose_1_final_bar_lines_match():
-    final = lambda text: [line.split("\r")[-1] for line in text.split("\n") if "\r" in line]
+    # the padding after a line depends on how long the previous redraw was (its timings): compared stripped
+    final = lambda text: [line.split("\r")[-1].rstrip() for line in text.split("\n") if "\r" in line]
     assert final(_printed(tapejax, 1)) == final(_printed(tf_real, 1))
 
 
@@ -246,7 +247,8 @@ def _metric_values(tf, name, kwargs, compiled):
     update(*args, sample_weight=weights)
     second = np.array(metric.result().numpy())
     metric.reset_state()
-    return [first, second, np.array(metric.result().numpy()), metric.name]
+    # names Keras numbers per process (`auc_1`) depend on the tests run before: compared without the number
+    return [first, second, np.array(metric.result().numpy()), re.sub(r"_\d+$", "", metric.name)]
 
 
 @pytest.mark.parametrize("compiled", [False, True], ids=["eager", "tf.function"])

@@ -141,7 +141,7 @@ def test_callbacks_early_stopping_csv_logger_and_checkpoint(tmp_path):
     csv_path, ckpt_path = tmp_path / "log.csv", tmp_path / "w_{epoch:02d}.npz"
     calls = []
     history = model.fit(x, y, epochs=10, verbose=0, callbacks=[
-        tf.keras.callbacks.EarlyStopping(monitor="loss", patience=2),
+        tf.keras.callbacks.EarlyStopping(monitor="loss", patience=2, min_delta=1e-3),
         tf.keras.callbacks.CSVLogger(csv_path), tf.keras.callbacks.ModelCheckpoint(str(ckpt_path)),
         tf.keras.callbacks.LambdaCallback(on_train_batch_end=lambda batch, logs: calls.append(sorted(logs)))])
     assert len(history.epoch) == 3  # a learning rate of 0 never improves: stops after `patience` epochs
