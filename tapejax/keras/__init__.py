@@ -1,6 +1,9 @@
 """tf.keras: the subset that custom GradientTape training loops use (issue #5 brings the rest)."""
 
 from tapejax.keras import activations as activations
+from tapejax.keras import applications as applications
+from tapejax.keras import backend as backend
+from tapejax.keras import callbacks as callbacks
 from tapejax.keras import initializers as initializers
 from tapejax.keras import layers as layers
 from tapejax.keras import losses as losses
@@ -8,6 +11,7 @@ from tapejax.keras import metrics as metrics
 from tapejax.keras import models as models
 from tapejax.keras import ops as ops
 from tapejax.keras import optimizers as optimizers
+from tapejax.keras import utils as utils
 from tapejax.keras.layers import Input as Input
 from tapejax.keras.layers import InputLayer as InputLayer
 from tapejax.keras.models import Model as Model

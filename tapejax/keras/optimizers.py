@@ -78,9 +78,28 @@ class Optimizer:
     def learning_rate(self) -> float:
         return float(self._current_learning_rate())
 
+    @learning_rate.setter
+    def learning_rate(self, value: Any) -> None:
+        """Sets a new learning rate (as Keras's callbacks do): a number updates the rate's Variable (made by
+        `_learning_rate_variable`) if there is one, so that a compiled step sees it; else it replaces the rate."""
+        if isinstance(self._learning_rate, tf.Variable) and not callable(value):
+            self._learning_rate.assign(tf.cast(value, self._learning_rate.dtype))
+        else:
+            self._learning_rate = value
+
+    def _learning_rate_variable(self) -> None:
+        """Keeps a constant learning rate in a float32 Variable (Keras 3 always does), so that a step compiled
+        before `learning_rate` is set again reads the new value."""
+        if isinstance(self._learning_rate, int | float | np.integer | np.floating):
+            with tf.init_scope():
+                self._learning_rate = tf.Variable(float(self._learning_rate), dtype=tf.float32, trainable=False,
+                                                  name="learning_rate")
+
     def _current_learning_rate(self) -> Any:
         """The learning rate now: a schedule at `iterations`, a callable called (Keras: with no arguments)."""
         lr = self._learning_rate
+        if isinstance(lr, tf.Variable):
+            return tf.convert_to_tensor(lr)
         if isinstance(lr, LearningRateSchedule):
             return lr(self.iterations)
         return lr() if callable(lr) else lr
@@ -281,7 +300,26 @@ class Optimizer:
 
     @property
     def variables(self) -> list[tf.Variable]:
-        return [self.iterations] + [s for _, _, slots in self._slots.values() for s in slots]
+        rate = [self._learning_rate] if isinstance(self._learning_rate, tf.Variable) else []
+        return [self.iterations, *rate] + [s for _, _, slots in self._slots.values() for s in slots]
+
+
+_BY_NAME = {"sgd": "SGD", "adam": "Adam", "rmsprop": "RMSprop", "adagrad": "Adagrad", "adamw": "AdamW"}
+
+
+def get(identifier: Any) -> Optimizer:
+    """An optimizer from its name ('adam', 'sgd', 'rmsprop', ...: a new one with Keras's defaults), or the
+    Optimizer given."""
+    if isinstance(identifier, Optimizer):
+        return identifier
+    if isinstance(identifier, str):
+        name = _BY_NAME.get(identifier.lower())
+        if name is None or name not in globals():
+            raise ValueError(f"Could not interpret optimizer identifier: {identifier}")
+        return globals()[name]()
+    if isinstance(identifier, dict) and identifier.get("class_name", "").lower() in _BY_NAME:
+        return globals()[_BY_NAME[identifier["class_name"].lower()]](**identifier.get("config", {}))
+    raise ValueError(f"Could not interpret optimizer identifier: {identifier}")
 
 
 class GradientShapeError(tf.errors.InvalidArgumentError, ValueError):
