@@ -5,7 +5,20 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 import tapejax as tf
+
+
+def _sample(draw: Any, shape: Any, dtype: Any) -> tf.Tensor:
+    """`draw([n])` reshaped to `shape`, n rounded up to a power of two (at least 2**16): every new weight shape of a
+    model would otherwise compile its own random-number executable (a third of a second each, on CPU), where
+    a few sizes serve them all. Seeded as the plain draw is; the numbers differ from TF's in any case."""
+    shape = [int(d) for d in shape]
+    n = math.prod(shape)
+    bucket = 1 << max(n - 1, 0).bit_length()
+    flat = np.asarray(draw([max(bucket, 1 << 16)], tf.as_dtype(dtype or tf.float32)))
+    return tf.constant(flat[:n].reshape(shape))
 
 
 class Initializer:
@@ -41,7 +54,7 @@ class RandomNormal(Initializer):
         self.mean, self.stddev, self.seed = mean, stddev, seed
 
     def __call__(self, shape, dtype=None):
-        return tf.random.normal(shape, self.mean, self.stddev, dtype or tf.float32, seed=self.seed)
+        return _sample(lambda s, d: tf.random.normal(s, self.mean, self.stddev, d, seed=self.seed), shape, dtype)
 
 
 class RandomUniform(Initializer):
@@ -49,7 +62,7 @@ class RandomUniform(Initializer):
         self.minval, self.maxval, self.seed = minval, maxval, seed
 
     def __call__(self, shape, dtype=None):
-        return tf.random.uniform(shape, self.minval, self.maxval, dtype or tf.float32, seed=self.seed)
+        return _sample(lambda s, d: tf.random.uniform(s, self.minval, self.maxval, d, seed=self.seed), shape, dtype)
 
 
 def _fans(shape: Any) -> tuple[int, int]:
@@ -72,7 +85,7 @@ class GlorotUniform(Initializer):
     def __call__(self, shape, dtype=None):
         fan_in, fan_out = _fans(shape)
         limit = math.sqrt(6.0 / (fan_in + fan_out))
-        return tf.random.uniform(shape, -limit, limit, dtype or tf.float32, seed=self.seed)
+        return _sample(lambda s, d: tf.random.uniform(s, -limit, limit, d, seed=self.seed), shape, dtype)
 
 
 class HeNormal(Initializer):
@@ -85,7 +98,7 @@ class HeNormal(Initializer):
         fan_in, _ = _fans(shape)
         # Keras divides by the stddev of a normal truncated at two standard deviations.
         stddev = math.sqrt(2.0 / fan_in) / 0.87962566103423978
-        return tf.random.truncated_normal(shape, 0.0, stddev, dtype or tf.float32, seed=self.seed)
+        return _sample(lambda s, d: tf.random.truncated_normal(s, 0.0, stddev, d, seed=self.seed), shape, dtype)
 
 
 _BY_NAME = {"zeros": Zeros, "ones": Ones, "glorot_uniform": GlorotUniform, "he_normal": HeNormal,

@@ -25,6 +25,7 @@ from tapejax.keras import activations, initializers
 from tapejax.keras import constraints as _constraints
 from tapejax.keras import masks as _masking
 from tapejax.keras import regularizers as _regularizers
+from tapejax.keras import symbolic as _symbolic
 from tapejax.keras.variables import Variable as KerasVariable
 
 class _Names(threading.local):
@@ -548,34 +549,48 @@ _PROBE_SIZES = ((1, 12), (2, 24))
 
 
 def _probe(fn: Any, specs: Any) -> tuple[Any, list[tf.TensorShape], list[Any]]:
-    """Shape inference by running `fn` twice on zeros shaped like the KerasTensors in `specs`, each unknown
+    """Shape inference: runs `fn` twice on tensors shaped like the KerasTensors in `specs`, each unknown
     dimension given a different size in each run: a dimension of an output is known (an int) if it came out the
-    same both times, else None.
+    same both times, else None. The runs are abstract (`symbolic.abstract_run`: `jax.eval_shape`, nothing
+    computed or compiled), or on zeros when `fn` needs values.
 
     Every layer called inside also gets its output shape merged in this way (`layer._output_shape`). Returns
     the output structure's treedef, and the flat output shapes and dtypes.
     """
-    runs = []
-    for batch, other in _PROBE_SIZES:
-        def zeros(spec: Any) -> Any:
-            if not isinstance(spec, KerasTensor):
-                return spec
-            dims = [(batch if axis == 0 else other) if d is None else d for axis, d in enumerate(spec.shape)]
-            return tf.zeros(dims, spec.dtype)
-        reports: dict[int, tuple[Layer, Any]] = {}
-        _STATE.probes.append(reports)
-        try:
-            outputs = fn(jax.tree_util.tree_map(zeros, specs, is_leaf=lambda x: isinstance(x, KerasTensor)))
-        finally:
-            _STATE.probes.pop()
-        runs.append((outputs, reports))
+    try:
+        runs = [_probe_once(fn, specs, sizes, abstract=True) for sizes in _PROBE_SIZES]
+    except _symbolic._NEEDS_VALUES:
+        runs = [_probe_once(fn, specs, sizes, abstract=False) for sizes in _PROBE_SIZES]
     (first, first_reports), (second, second_reports) = runs
     for key, (layer, shape) in first_reports.items():
         if key in second_reports:
             layer._output_shape = _merge_shapes(shape, second_reports[key][1])
     flat, treedef = jax.tree_util.tree_flatten(first)
-    shapes = [_merge_shapes(a.shape, b.shape) for a, b in zip(flat, jax.tree_util.tree_leaves(second))]
-    return treedef, shapes, [x.dtype for x in flat]
+    shapes = [_merge_shapes(tf.TensorShape(a.shape), tf.TensorShape(b.shape))
+              for a, b in zip(flat, jax.tree_util.tree_leaves(second))]
+    return treedef, shapes, [tf.as_dtype(x.dtype) for x in flat]
+
+
+def _probe_once(fn: Any, specs: Any, sizes: tuple[int, int], abstract: bool) -> tuple[Any, dict]:
+    batch, other = sizes
+    is_symbol = lambda x: isinstance(x, KerasTensor)
+
+    def dims(spec: KerasTensor) -> list[int]:
+        return [(batch if axis == 0 else other) if d is None else d for axis, d in enumerate(spec.shape)]
+
+    reports: dict[int, tuple[Layer, Any]] = {}
+    _STATE.probes.append(reports)
+    try:
+        if abstract:
+            arrays = [jax.ShapeDtypeStruct(dims(s), s.dtype.as_numpy_dtype) for s in _leaves(specs) if is_symbol(s)]
+            treedef, flat = _symbolic.abstract_run(fn, specs, arrays)
+            outputs = jax.tree_util.tree_unflatten(treedef, flat)
+        else:
+            outputs = fn(jax.tree_util.tree_map(lambda s: tf.zeros(dims(s), s.dtype) if is_symbol(s) else s, specs,
+                                                is_leaf=is_symbol))
+    finally:
+        _STATE.probes.pop()
+    return outputs, reports
 
 
 def _merge_shapes(a: Any, b: Any) -> Any:

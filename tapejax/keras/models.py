@@ -88,6 +88,7 @@ class Model(Layer):
     def _build_from(self, specs: Any) -> None:
         with self._own_name_scope():
             treedef, shapes, _ = _probe(self.call, specs)
+        self._clear_losses()  # the probe's losses are not a forward pass's
         self._output_shape = jax.tree_util.tree_unflatten(treedef, shapes)
         self.built = True
 
