@@ -883,6 +883,10 @@ from tapejax.keras.layers_reshape import (Cropping1D as Cropping1D, Cropping2D a
                                           UpSampling1D as UpSampling1D, UpSampling2D as UpSampling2D,
                                           UpSampling3D as UpSampling3D, ZeroPadding1D as ZeroPadding1D,
                                           ZeroPadding2D as ZeroPadding2D, ZeroPadding3D as ZeroPadding3D)
+from tapejax.keras.layers_rnn import (GRU as GRU, LSTM as LSTM, RNN as RNN, GRUCell as GRUCell,  # noqa: E402
+                                      LSTMCell as LSTMCell, SimpleRNN as SimpleRNN, SimpleRNNCell as SimpleRNNCell)
+from tapejax.keras.layers_wrappers import Bidirectional as Bidirectional  # noqa: E402
+from tapejax.keras.layers_wrappers import TimeDistributed as TimeDistributed  # noqa: E402
 
 from tapejax._src.errors import missing_symbols as _missing_symbols  # noqa: E402
 
