@@ -175,7 +175,7 @@ class Layer(tf.Module):
         return inputs
 
     def __call__(self, inputs: Any, *args: Any, **kwargs: Any) -> Any:
-        if any(isinstance(leaf, KerasTensor) for leaf in _leaves(inputs)):
+        if any(isinstance(leaf, KerasTensor) for leaf in _leaves((inputs, args, kwargs))):
             return self._call_symbolically(inputs, args, kwargs)
         inputs = jax.tree_util.tree_map(self._convert_input, inputs)
         inherited = _STATE.training[-1] if _STATE.training else None
@@ -265,7 +265,8 @@ class Layer(tf.Module):
 
     def _call_symbolically(self, inputs: Any, args: tuple, kwargs: dict) -> Any:
         """A call on KerasTensors (the functional API): builds the layer and returns KerasTensors."""
-        treedef, shapes, dtypes = _probe(lambda concrete: self(concrete, *args, **kwargs), inputs)
+        # KerasTensors may come as other arguments too (`attention(query, value)`): all are probed.
+        treedef, shapes, dtypes = _probe(lambda c: self(c[0], *c[1], **c[2]), (inputs, args, kwargs))
         self._clear_losses()  # the probe's losses are not a forward pass's
         node = _Node(self, len(self._inbound_nodes), inputs, args, kwargs)
         outputs = []
@@ -885,6 +886,9 @@ from tapejax.keras.layers_reshape import (Cropping1D as Cropping1D, Cropping2D a
                                           ZeroPadding2D as ZeroPadding2D, ZeroPadding3D as ZeroPadding3D)
 from tapejax.keras.layers_rnn import (GRU as GRU, LSTM as LSTM, RNN as RNN, GRUCell as GRUCell,  # noqa: E402
                                       LSTMCell as LSTMCell, SimpleRNN as SimpleRNN, SimpleRNNCell as SimpleRNNCell)
+from tapejax.keras.layers_attention import AdditiveAttention as AdditiveAttention  # noqa: E402
+from tapejax.keras.layers_attention import Attention as Attention  # noqa: E402
+from tapejax.keras.layers_attention import MultiHeadAttention as MultiHeadAttention  # noqa: E402
 from tapejax.keras.layers_wrappers import Bidirectional as Bidirectional  # noqa: E402
 from tapejax.keras.layers_wrappers import TimeDistributed as TimeDistributed  # noqa: E402
 

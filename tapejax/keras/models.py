@@ -301,12 +301,12 @@ class Functional(Model):
         for node in self._nodes:
             if isinstance(node.layer, InputLayer):
                 continue
-            args = jax.tree_util.tree_map(lambda x: values[id(x)] if is_symbol(x) else x, node.inputs,
-                                          is_leaf=is_symbol)
-            kwargs = dict(node.kwargs)
+            args, call_args, kwargs = jax.tree_util.tree_map(lambda x: values[id(x)] if is_symbol(x) else x,
+                                                             (node.inputs, node.args, dict(node.kwargs)),
+                                                             is_leaf=is_symbol)
             if training is not None and kwargs.get("training") is None and _takes_training(node.layer):
                 kwargs["training"] = training
-            outputs = node.layer(args, *node.args, **kwargs)
+            outputs = node.layer(args, *call_args, **kwargs)
             for symbol, value in zip(_leaves(node.outputs), jax.tree_util.tree_leaves(outputs)):
                 values[id(symbol)] = value
         return jax.tree_util.tree_map(lambda t: values[id(t)], self._outputs_structure, is_leaf=is_symbol)
@@ -328,7 +328,7 @@ def _graph_depths(outputs: list[KerasTensor]) -> dict[_Node, int]:
         if depths.get(node, -1) >= depth:
             return
         depths[node] = depth
-        for parent in _leaves(node.inputs):
+        for parent in _leaves((node.inputs, node.args, node.kwargs)):
             if isinstance(parent, KerasTensor):
                 visit(parent, depth + 1)
 
