@@ -889,6 +889,11 @@ from tapejax.keras.layers_rnn import (GRU as GRU, LSTM as LSTM, RNN as RNN, GRUC
 from tapejax.keras.layers_attention import AdditiveAttention as AdditiveAttention  # noqa: E402
 from tapejax.keras.layers_attention import Attention as Attention  # noqa: E402
 from tapejax.keras.layers_attention import MultiHeadAttention as MultiHeadAttention  # noqa: E402
+from tapejax.keras.layers_preprocessing import (CenterCrop as CenterCrop,  # noqa: E402
+                                                Normalization as Normalization, RandomContrast as RandomContrast,
+                                                RandomFlip as RandomFlip, RandomRotation as RandomRotation,
+                                                RandomTranslation as RandomTranslation, RandomZoom as RandomZoom,
+                                                Rescaling as Rescaling, Resizing as Resizing)
 from tapejax.keras.layers_wrappers import Bidirectional as Bidirectional  # noqa: E402
 from tapejax.keras.layers_wrappers import TimeDistributed as TimeDistributed  # noqa: E402
 
