@@ -560,7 +560,9 @@ def _probe(fn: Any, specs: Any) -> tuple[Any, list[tf.TensorShape], list[Any]]:
     """
     try:
         runs = [_probe_once(fn, specs, sizes, abstract=True) for sizes in _PROBE_SIZES]
-    except _symbolic._NEEDS_VALUES:
+    except Exception as e:
+        if not _symbolic.needs_values(e):
+            raise
         runs = [_probe_once(fn, specs, sizes, abstract=False) for sizes in _PROBE_SIZES]
     (first, first_reports), (second, second_reports) = runs
     for key, (layer, shape) in first_reports.items():

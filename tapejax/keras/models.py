@@ -545,3 +545,8 @@ def _console_width() -> int:
         except (AttributeError, ValueError, OSError):
             continue
     return 80
+
+
+from tapejax._src.errors import missing_symbols as _missing_symbols  # noqa: E402
+
+__getattr__ = _missing_symbols("tf.keras.models")

@@ -24,6 +24,12 @@ _NEEDS_VALUES = (jax.errors.ConcretizationTypeError, jax.errors.TracerArrayConve
                  tf.errors.OperatorNotAllowedInGraphError)
 
 
+def needs_values(error: Exception) -> bool:
+    """Whether `error` says that a call used a traced tensor's value (then it is run on zeros instead)."""
+    return isinstance(error, _NEEDS_VALUES) or (
+        isinstance(error, AttributeError | TypeError) and "symbolic `tf.Tensor`" in str(error))
+
+
 def abstract_run(fn: Any, structure: Any, arrays: list[Any]) -> tuple[Any, list[Any]]:
     """Runs `fn` on `structure` with its KerasTensor leaves replaced, in order, by tensors of `arrays`' shapes
     and dtypes (jax.ShapeDtypeStruct), without computing: returns the output structure (Tensors holding
