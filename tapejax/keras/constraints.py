@@ -1,8 +1,8 @@
 """tf.keras.constraints: projections that optimizers apply to a weight after each update (`kernel_constraint`).
 
 >>> import tapejax as tf
->>> tf.keras.constraints.NonNeg()(tf.constant([-1.0, 2.0])).numpy()
-array([0., 2.], dtype=float32)
+>>> tf.keras.constraints.NonNeg()(tf.constant([-3.0, 2.0])).numpy()  # Keras's w * (w >= 0): -0.0
+array([-0.,  2.], dtype=float32)
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
-"""tf.keras.layers: the layers custom GradientTape loops use, built only on tapejax's public API.
+"""tf.keras.layers: the base Layer, Input and the core layers; the other families live in layers_*.py and are
+re-exported at the end. Built on tapejax's public API (shape inference excepted: keras/symbolic.py).
 
 Layers are tf.Modules that build their weights on first call, inside a name scope of their unique name, so a
-weight's name is its Keras 3 `path` plus TF's `:0`: `dense/kernel:0` for a layer built on its own,
-`my_model/dense_1/bias:0` for one built inside a model's first call. Layers take symbolic `tf.keras.Input` tensors
-too (the functional API); their output shapes come from running them on zeros (see `_probe`).
+weight has Keras 3's short `name` (`kernel`) and `path`: `dense/kernel` for a layer built on its own,
+`my_model/dense_1/bias` for one built inside a model's first call. Layers take symbolic `tf.keras.Input` tensors
+too (the functional API); their output shapes come from running them under `jax.eval_shape` (see `_probe`).
 """
 
 from __future__ import annotations
@@ -124,8 +125,8 @@ class Layer(tf.Module):
     >>> layer
     <Dense name=head, built=False>
     >>> _ = layer(tf.ones([2, 4]))
-    >>> [w.name for w in layer.weights], layer.count_params()
-    (['head/kernel:0', 'head/bias:0'], 15)
+    >>> [w.name for w in layer.weights], [w.path for w in layer.weights], layer.count_params()
+    (['kernel', 'bias'], ['head/kernel', 'head/bias'], 15)
     """
 
     # Keras builds the stateless layers that have no `build` (Dropout, Activation, pooling) in `__init__`;

@@ -1,7 +1,7 @@
 """tf.keras.Model (subclassed and functional) and tf.keras.Sequential, with Keras 3's `summary()` table.
 
 A subclassed model is a Layer whose sublayers are its attributes: it builds on its first call, and its weights
-are named under its own name (`my_model/dense/kernel:0`). A Sequential model with a `tf.keras.Input` first, and
+have paths under its own name (`my_model/dense/kernel`). A Sequential model with a `tf.keras.Input` first, and
 any model given to `build(input_shape)`, is built at once by running it on zeros (`layers._probe`), which also
 gives every layer its output shape for `summary()`, with None where the batch (or another unknown dimension) is.
 """
@@ -45,7 +45,7 @@ class Model(Layer):
     TensorShape([2, 1])
     >>> [layer.name for layer in model.layers] == [model.hidden.name, model.out.name]
     True
-    >>> model.trainable_variables[0].name == f"{model.name}/{model.hidden.name}/kernel:0"
+    >>> model.trainable_variables[0].path == f"{model.name}/{model.hidden.name}/kernel"
     True
 
     Differences from TensorFlow: `build(input_shape)` on a subclassed model builds its layers by running

@@ -18,7 +18,7 @@ class Variable(tf.Variable):
     """A Keras weight (`keras.Variable`): `name` is its short name, `path` its full one.
 
     >>> import tapejax as tf
-    >>> layer = tf.keras.layers.Dense(2)
+    >>> layer = tf.keras.layers.Dense(2, name="dense")
     >>> _ = layer(tf.ones([1, 3]))
     >>> layer.kernel.name, layer.kernel.path
     ('kernel', 'dense/kernel')

@@ -27,7 +27,7 @@ def test_multi_head_attention_agrees_with_keras(kwargs, call):
     query, value = _inputs()
     if call.get("use_causal_mask"):
         value = value[:, :4]
-    layers = [tf.keras.layers.MultiHeadAttention(**kwargs) for tf in (tf_real, tapejax)]
+    layers = [tf.keras.layers.MultiHeadAttention(name="mha", **kwargs) for tf in (tf_real, tapejax)]
     for layer in layers:
         layer(query, value)
     assert [w.path for w in layers[1].weights] == [w.path for w in layers[0].weights]

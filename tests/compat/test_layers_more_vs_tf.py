@@ -63,7 +63,7 @@ LAYERS = [
 def _make(tf, name, kwargs):
     kwargs = {k: (getattr(tf.keras.regularizers, v.__class__.__name__)(**v.get_config())
                   if hasattr(v, "get_config") else v) for k, v in kwargs.items()}
-    return getattr(tf.keras.layers, name)(**kwargs)
+    return getattr(tf.keras.layers, name)(name="probe", **kwargs)  # named: the name counters differ per process
 
 
 def _run(tf, layer, x0, watch_weights=True):
@@ -117,12 +117,12 @@ def test_functional_merge_and_lambda_model_agrees_with_keras():
     models = {}
     for tf in (tf_real, tapejax):
         layers = tf.keras.layers
-        inputs = tf.keras.Input(shape=(4,))
+        inputs = tf.keras.Input(shape=(4,), name="x")
         h = layers.Dense(4, name="h")(inputs)
-        skip = layers.add([inputs, h])
+        skip = layers.add([inputs, h], name="skip")
         scaled = layers.Lambda(lambda t: t * 2.0, name="double")(skip)
-        out = layers.Reshape((2, 2))(layers.LeakyReLU(negative_slope=0.2)(scaled))
-        models[tf] = tf.keras.Model(inputs, out)
+        out = layers.Reshape((2, 2), name="square")(layers.LeakyReLU(negative_slope=0.2, name="leaky")(scaled))
+        models[tf] = tf.keras.Model(inputs, out, name="merged")
     models[tapejax].set_weights(models[tf_real].get_weights())
     assert [layer.name for layer in models[tapejax].layers] == [layer.name for layer in models[tf_real].layers]
     assert models[tapejax].output.shape == tuple(models[tf_real].output.shape)
