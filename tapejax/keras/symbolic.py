@@ -5,7 +5,8 @@ scratch graph); tapejax runs it under `jax.eval_shape`, with Tensors wrapping JA
 `tf.function` trace, so that no op computes anything and nothing is compiled. Variable reads see the
 variables' values, assignments (BatchNormalization's statistics) are dropped with the trace, and weights built
 on the way are made concretely (`add_weight` lifts itself out of the trace). A call that needs values (a
-Python `if` on a tensor, `.numpy()`) falls back to running on zeros.
+Python `if` on a tensor, `.numpy()`, a `tf.Variable` made in `call` from a computed value) falls back to running
+on zeros.
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ _NEEDS_VALUES = (jax.errors.ConcretizationTypeError, jax.errors.TracerArrayConve
 def needs_values(error: Exception) -> bool:
     """Whether `error` says that a call used a traced tensor's value (then it is run on zeros instead)."""
     return isinstance(error, _NEEDS_VALUES) or (
-        isinstance(error, AttributeError | TypeError) and "symbolic `tf.Tensor`" in str(error))
+        isinstance(error, AttributeError | TypeError) and "symbolic `tf.Tensor`" in str(error)) or (
+        isinstance(error, ValueError) and "tf.Variable created inside a tf.function" in str(error))
 
 
 def abstract_run(fn: Any, structure: Any, arrays: list[Any]) -> tuple[Any, list[Any]]:
@@ -38,7 +40,7 @@ def abstract_run(fn: Any, structure: Any, arrays: list[Any]) -> tuple[Any, list[
 
     def pure(*values: Any) -> list[Any]:
         trace = _Trace([], (), np.uint32(0), first=True)
-        with _tracing(trace, fold_constants=True):
+        with _tracing(trace, fold_constants=False):  # constants too are abstract: nothing runs
             leaves = iter(EagerTensor(v) for v in values)
             inputs = jax.tree_util.tree_map(lambda s: next(leaves) if _is_symbol(s) else s, structure,
                                             is_leaf=_is_symbol)
