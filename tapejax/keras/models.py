@@ -422,7 +422,7 @@ def _connections(layer: Layer, nodes: set[_Node]) -> str:
     sources = []
     for node in layer._inbound_nodes:
         if node in nodes:
-            for tensor in _leaves(node.inputs):
+            for tensor in _leaves((node.inputs, node.args, node.kwargs)):
                 if isinstance(tensor, KerasTensor):
                     source, node_index, tensor_index = tensor._keras_history
                     sources.append(f"{source.name}[{node_index}][{tensor_index}]")

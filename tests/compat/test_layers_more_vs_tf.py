@@ -151,3 +151,38 @@ def test_errors_have_keras_types(make):
         except Exception as e:  # noqa: BLE001 - the types are what is compared
             errors.append(type(e))
     assert errors[0] is not None and errors[1] is errors[0]
+
+
+def _generator(tf):
+    layers = tf.keras.layers
+    return tf.keras.Sequential([
+        tf.keras.Input(shape=(8,)), layers.Dense(4 * 4 * 8, use_bias=False, name="project"),
+        layers.LeakyReLU(name="leaky"), layers.Reshape((4, 4, 8), name="grid"),
+        layers.Conv2DTranspose(4, 3, strides=2, padding="same", name="up_conv"),
+        layers.UpSampling2D(name="up"), layers.ZeroPadding2D(1, name="pad"), layers.Cropping2D(2, name="crop"),
+        layers.SeparableConv2D(2, 3, name="sep"), layers.GlobalMaxPool2D(name="gmp"),
+    ], name="generator")
+
+
+def _recurrent(tf):
+    layers = tf.keras.layers
+    inputs = tf.keras.Input(shape=(6,), dtype="int32", name="ids")
+    x = layers.Embedding(10, 4, mask_zero=True, name="embed")(inputs)
+    x = layers.Bidirectional(layers.LSTM(3, return_sequences=True, name="lstm"), name="bi")(x)
+    attended = layers.MultiHeadAttention(num_heads=2, key_dim=2, name="mha")(x, x)
+    x = layers.GRU(2, name="gru")(layers.Add(name="residual")([x, attended]))
+    return tf.keras.Model(inputs, layers.Dense(1, name="out")(x), name="recurrent")
+
+
+@pytest.mark.parametrize("make", [_generator, _recurrent], ids=["generator", "recurrent"])
+def test_summaries_and_weights_of_models_with_new_layers_agree_with_keras(make):
+    models = {tf: make(tf) for tf in (tf_real, tapejax)}
+    texts = []
+    for model in models.values():
+        out = []
+        model.summary(print_fn=out.append)
+        texts.append(out[0])
+    if make is _generator:  # Keras 3 also shows the ops that compute masks (NotEqual, LogicalOr) as rows
+        assert texts[1] == texts[0]
+    assert [w.path for w in models[tapejax].weights] == [w.path for w in models[tf_real].weights]
+    assert models[tapejax].count_params() == models[tf_real].count_params()
