@@ -11,13 +11,16 @@ from tapejax import debugging as debugging
 from tapejax import dtypes as dtypes
 from tapejax import errors as errors
 from tapejax import image as image
+from tapejax import io as io
 from tapejax import linalg as linalg
 from tapejax import math as math
 from tapejax import nn as nn
 from tapejax import nest as nest
 from tapejax import random as random
 from tapejax import signal as signal
+from tapejax import strings as strings
 from tapejax import summary as summary
+from tapejax import train as train
 from tapejax import version as version
 from tapejax.version import VERSION as __version__  # the TF version tapejax follows; its own: version.TAPEJAX_VERSION
 from tapejax._src.dtypes import DType as DType
@@ -41,6 +44,8 @@ from tapejax._src.dtypes import uint16 as uint16
 from tapejax._src.dtypes import uint32 as uint32
 from tapejax._src.dtypes import uint64 as uint64
 from tapejax._src.dtypes import bool_ as bool  # noqa: A001, F401 (TF's name)
+from tapejax._src.dtypes import string as string
+from tapejax.ops.strings import as_string as as_string
 from tapejax._src.control_flow import case as case
 from tapejax._src.control_flow import cond as cond
 from tapejax._src.control_flow import switch_case as switch_case

@@ -19,6 +19,7 @@ from tapejax._src.dtypes import uint16 as uint16
 from tapejax._src.dtypes import uint32 as uint32
 from tapejax._src.dtypes import uint64 as uint64
 from tapejax._src.dtypes import bool_ as bool  # noqa: F401 (TF names it bool)
+from tapejax._src.dtypes import string as string
 from tapejax.ops.array import cast as cast
 
 from tapejax._src.errors import missing_symbols as _missing_symbols  # noqa: E402

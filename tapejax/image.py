@@ -1,8 +1,8 @@
 """tf.image: resizing, crops and pads, flips, colour, quality measures and random augmentations.
 
 The rows are in tapejax/ops/image.py (geometry, convert_image_dtype), image_resize.py, image_color.py,
-image_metrics.py, and the augmentations in image_random.py. TF's JPEG/PNG codecs, bounding-box and
-non-max-suppression ops are not provided.
+image_metrics.py, and the augmentations in image_random.py. The JPEG/PNG codecs are tf.io's (tapejax/io/images.py);
+bounding-box and non-max-suppression ops are not provided.
 """
 
 from tapejax.ops.image import convert_image_dtype as convert_image_dtype
@@ -51,6 +51,14 @@ from tapejax.ops.image_random import stateless_random_saturation as stateless_ra
 from tapejax.ops.image_random import stateless_random_hue as stateless_random_hue
 from tapejax.ops.image_random import stateless_random_crop as stateless_random_crop
 
+from tapejax.io.images import decode_bmp as decode_bmp  # noqa: E402
+from tapejax.io.images import decode_gif as decode_gif  # noqa: E402
+from tapejax.io.images import decode_image as decode_image  # noqa: E402
+from tapejax.io.images import decode_jpeg as decode_jpeg  # noqa: E402
+from tapejax.io.images import decode_png as decode_png  # noqa: E402
+from tapejax.io.images import encode_jpeg as encode_jpeg  # noqa: E402
+from tapejax.io.images import encode_png as encode_png  # noqa: E402
+from tapejax.io.images import is_jpeg as is_jpeg  # noqa: E402
 from tapejax._src.errors import missing_symbols as _missing_symbols  # noqa: E402
 
 __getattr__ = _missing_symbols("tf.image")

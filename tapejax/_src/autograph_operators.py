@@ -7,7 +7,7 @@ autograph.py hands these functions (and `converted_call`) to converted code as i
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import jax
@@ -137,17 +137,43 @@ def while_stmt(test: Callable, body: Callable, values: tuple, names: tuple[str, 
     # ... until the condition is a tensor: from there on, tf.while_loop from the current values
     if "ag__do_return" in names:
         raise NotImplementedError(_RETURN_IN_LOOP)
+    local: tuple[int, ...] = ()
     if any(isinstance(v, Undefined) for v in values):
-        values = _seed_undefined(body, tuple(values), names, line)
+        values, local = _seed_undefined(body, tuple(values), names, line)
+    if local:  # loop-local objects (a GradientTape made in the body): the loop carries the other variables
+        carried = [i for i in range(len(values)) if i not in local]
+        full = list(values)
+
+        def pick(out: Sequence) -> tuple:
+            return tuple(out[i] for i in carried)
+
+        def put(kept: tuple) -> list:
+            for i, v in zip(carried, kept):
+                full[i] = v
+            return full
+
+        out = loops.while_loop(lambda *v: _staged(test(*put(v))), lambda *v: pick(body(*put(v))), pick(values),
+                               maximum_iterations=bound, _names=pick(names), _line=line)
+        return tuple(put(tuple(out)))
     out = loops.while_loop(lambda *v: _staged(test(*v)), lambda *v: tuple(body(*v)), tuple(values),
                                   maximum_iterations=bound, _names=names, _line=line)
     return tuple(out)
 
 
-def _seed_undefined(body: Callable, values: tuple, names: tuple[str, ...], line: int) -> tuple:
+def _carriable(v: Any) -> bool:
+    """Whether a loop can carry `v`: tensors, numbers and arrays, or nests of them."""
+    leaves = jax.tree_util.tree_leaves(v, is_leaf=lambda x: isinstance(x, Tensor | Variable))
+    return all(isinstance(x, Tensor | Variable | int | float | bool | complex | np.ndarray | np.generic | jax.Array)
+               for x in leaves)
+
+
+def _seed_undefined(body: Callable, values: tuple, names: tuple[str, ...], line: int) -> tuple[tuple, tuple]:
     """Loop variables the loop itself first assigns, started from zeros of what one iteration gives them (TF
-    infers them from a trial iteration the same way)."""
+    infers them from a trial iteration the same way); and the positions of those that hold objects a loop
+    cannot carry (a GradientTape, a Python object made in the body): loop-local, as TF leaves them, left
+    undefined after the loop."""
     missing = [i for i, v in enumerate(values) if isinstance(v, Undefined)]
+    local: list[int] = []
 
     def one_iteration() -> list:
         out = body(*values)
@@ -155,13 +181,14 @@ def _seed_undefined(body: Callable, values: tuple, names: tuple[str, ...], line:
             if isinstance(out[i], Undefined):
                 raise ValueError(f"'{names[i]}' must be defined before the loop on line {line}: its condition is a "
                                  "tensor, so the loop runs as tf.while_loop and carries each variable it assigns.")
-        return [out[i] for i in missing]
+        local[:] = [i for i in missing if not _carriable(out[i])]
+        return [out[i] for i in missing if i not in local]
 
     (trial,) = capture.capture_each([one_iteration], [], capture.current_trace())
     seeded = list(values)
-    for i, (shape, dtype) in zip(missing, trial.out_avals):
+    for i, (shape, dtype) in zip([i for i in missing if i not in local], trial.out_avals):
         seeded[i] = EagerTensor(jnp.zeros(shape, dtype))
-    return tuple(seeded)
+    return tuple(seeded), tuple(local)
 
 
 class _Range:

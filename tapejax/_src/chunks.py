@@ -16,8 +16,9 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
-from . import errors, transforms
+from . import caches, deferred, errors, transforms
 from .problem import Problem
 
 
@@ -31,10 +32,19 @@ class Budget:
 BUDGET = Budget()
 
 
+# abstract value -> its size in bytes: an aval is interned by JAX and an attribute, where shape and dtype are
+# properties (a jacobian's estimate reads every input of its slice, on every call)
+_BYTES = caches.Memo("bytes of an abstract value (chunks.py)", 4096)
+
+
 def _nbytes(value: Any) -> int:
     if value is None:
         return 0
-    return math.prod(value.shape) * value.dtype.itemsize
+    a = deferred.aval(value)
+    n = _BYTES.get(a)
+    if n is None:
+        n = _BYTES[a] = math.prod(value.shape) * np.dtype(value.dtype).itemsize
+    return n
 
 
 def row_bytes(entries: Sequence[Any], target: Any, leaves: Sequence[Any]) -> int:  # Any: array-likes

@@ -168,7 +168,10 @@ class ConcreteFunction:
             leaves, treedef = jax.tree_util.tree_flatten(result, is_leaf=_is_leaf)
             outs, is_tensor, python = [], [], []
             for leaf in leaves:
-                if isinstance(leaf, _Operators):
+                if isinstance(leaf, Tensor) and type(leaf._value) is np.ndarray:  # a string, computed at trace time
+                    python.append(leaf)
+                    is_tensor.append(False)
+                elif isinstance(leaf, _Operators):
                     outs.append(leaf._value if isinstance(leaf, Tensor) else leaf._current())
                     is_tensor.append(True)
                 elif isinstance(leaf, bool | int | float | complex | np.ndarray | np.generic):

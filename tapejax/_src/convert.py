@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import caches, checking, dtypes
+from . import caches, checking, dtypes, string_values
 from .tensor import _Operators
 
 # TF's DataTypeString names, used in its error messages ("expected to be a float tensor but is a double tensor").
@@ -118,6 +118,10 @@ def _convert(value: Any, dtype: dtypes.DType | None, hint: dtypes.DType | None, 
         # values that no tape follows (variable initial values, constants).
         return to_array(jnp.stack([to_array(v, dtype, hint) for v in value]), dtype, hint)
     own = dtypes.infer_numpy_dtype(value)
+    if own.kind == "O" or (dtype is not None and dtype._np.kind == "O"):  # a string tensor's value, on the host
+        if own.kind != "O" or dtype is not None and dtype._np.kind != "O":
+            raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {(dtype or dtypes.string).name}")
+        return string_values.to_bytes_array(value)
     target = dtype or hint
     if target is None or target._np == own:
         return np.asarray(value, dtype=own)

@@ -13,7 +13,7 @@ import jax
 import numpy as np
 
 from .context import CONTEXT
-from . import caches, deferred, dtypes, errors, tape as tape_lib
+from . import caches, deferred, dtypes, errors, string_values, tape as tape_lib
 from .convert import float_operand, holds_tensor, tf_type_string, to_array
 from .deferred import DeferredTensor, Pending
 from .tensor import OPERATORS, EagerTensor, Tensor, new_tid
@@ -66,9 +66,9 @@ def _read_inputs(opdef: OpDef, args: tuple) -> tuple[list, list[int]]:
                 break
         eager = not any(isinstance(v, jax.core.Tracer) for v in vals if type(v) is not Pending)
         for i in pending:
-            if isinstance(vals[i], str | bytes):  # TF: a string tensor where the op wants numbers
+            if isinstance(vals[i], str | bytes) and hint is not None and hint.is_numeric:  # TF's error
                 raise errors.invalid_argument(opdef.op_type, f"cannot compute {opdef.op_type} as input #{i}"
-                                              f"(zero-based) was expected to be a {hint or 'numeric'} tensor but is "
+                                              f"(zero-based) was expected to be a {hint} tensor but is "
                                               "a string tensor")
             vals[i] = to_array(vals[i], hint=hint if _in_group(group, i) else None, on_device=eager)
     return vals, tids
@@ -157,10 +157,14 @@ def apply(opdef: OpDef, args: tuple, params: dict[str, Any], params_key: tuple |
             return outs if multiple else outs[0]
     if any(type(v) is Pending for v in vals):
         vals = [deferred.resolve(v) for v in vals]
-    try:
+    try:  # string tensors live on the host: a string first input goes there at once (JAX's error is slow)
+        if vals and type(vals[0]) is np.ndarray and vals[0].dtype == object:
+            raise TypeError
         out = fn(*vals)
     except Exception as e:  # JAX's, XLA's, MLIR's and numpy's errors become TF's (free when nothing is raised)
-        raise errors.from_jax(opdef.op_type, e, CONTEXT.trace is not None) from None
+        if not any(string_values.is_host(v) for v in vals):
+            raise errors.from_jax(opdef.op_type, e, CONTEXT.trace is not None) from None
+        out = string_values.apply_on_host(opdef.name, opdef.op_type, fn, vals, params)
     multiple = type(out) is tuple or type(out) is list
     outs = tuple(EagerTensor(o) for o in out) if multiple else (EagerTensor(out),)
     if tapes:

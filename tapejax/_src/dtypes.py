@@ -29,7 +29,7 @@ class DType:
 
     @property
     def as_numpy_dtype(self) -> type:
-        return self._np.type
+        return object if self._np.kind == "O" else self._np.type  # TF: tf.string.as_numpy_dtype is object
 
     @property
     def dtype(self) -> np.dtype:
@@ -58,7 +58,7 @@ class DType:
 
     @property
     def is_numeric(self) -> bool:
-        return not self.is_bool
+        return not self.is_bool and self._np.kind != "O"
 
     @property
     def is_differentiable(self) -> bool:
@@ -75,7 +75,7 @@ class DType:
 
     @property
     def size(self) -> int:
-        return self._np.itemsize
+        return 0 if self._np.kind == "O" else self._np.itemsize  # TF: tf.string.size is 0
 
     @property
     def min(self):
@@ -128,13 +128,15 @@ uint16 = DType(np.uint16, "uint16")
 uint32 = DType(np.uint32, "uint32")
 uint64 = DType(np.uint64, "uint64")
 bool_ = DType(np.bool_, "bool")
+# Values of dtype string are numpy object arrays of bytes, on the host (string_values.py).
+string = DType(np.object_, "string")
 
 ALL: tuple[DType, ...] = (
     float16, bfloat16, float32, float64, complex64, complex128,
     int8, int16, int32, int64, uint8, uint16, uint32, uint64, bool_,
 )
-_BY_NP: dict[np.dtype, DType] = {d._np: d for d in ALL}
-_BY_NAME: dict[str, DType] = {d.name: d for d in ALL} | {"half": float16, "double": float64}
+_BY_NP: dict[np.dtype, DType] = {d._np: d for d in ALL} | {string._np: string}
+_BY_NAME: dict[str, DType] = {d.name: d for d in ALL} | {"half": float16, "double": float64, "string": string}
 
 
 def as_dtype(value: Any) -> DType:
@@ -143,6 +145,8 @@ def as_dtype(value: Any) -> DType:
         return value
     if isinstance(value, str) and value in _BY_NAME:
         return _BY_NAME[value]
+    if value is np.bytes_ or value is np.str_ or isinstance(value, np.dtype) and value.kind in "SU":
+        return string  # TF: numpy's string types are tf.string
     try:
         return _BY_NP[np.dtype(value)]
     except (TypeError, KeyError):
@@ -160,7 +164,9 @@ def infer_numpy_dtype(value: Any) -> np.dtype:
     Numpy values keep their dtype; Python values nested in lists are inspected element by element.
     """
     if isinstance(value, np.ndarray | np.generic):
-        return value.dtype
+        return np.dtype(object) if value.dtype.kind in "SU" else value.dtype
+    if isinstance(value, str | bytes):
+        return np.dtype(object)
     if isinstance(value, bool):
         return np.dtype(np.bool_)
     if isinstance(value, int):
@@ -180,10 +186,7 @@ def infer_numpy_dtype(value: Any) -> np.dtype:
         return np.dtype(np.int64)
     if arr.dtype.kind == "b":
         return np.dtype(np.bool_)
-    if arr.dtype.kind not in "SU":  # TF's error for a value of no tensor type
-        raise ValueError(f"Attempt to convert a value ({value!r}) with an unsupported type ({type(value)}) to a "
-                         "Tensor.")
-    raise TypeError(
-        f"Cannot convert {value!r} to a tensor: tapejax supports numbers, booleans, nested lists of them and "
-        "numpy arrays (strings are not supported)."
-    )
+    if arr.dtype.kind in "SU" or (arr.dtype.kind == "O" and arr.size and isinstance(arr.flat[0], str | bytes)):
+        return np.dtype(object)  # a string tensor (string_values.py)
+    # TF's error for a value of no tensor type
+    raise ValueError(f"Attempt to convert a value ({value!r}) with an unsupported type ({type(value)}) to a Tensor.")

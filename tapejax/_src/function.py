@@ -12,8 +12,11 @@ redone with the larger set, as TF retraces a function that created variables.
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import io
 import inspect
+import sys
 import threading
 import types
 import weakref
@@ -27,6 +30,7 @@ from .context import CONTEXT
 from . import autograph, caches, dispatch, dtypes, logs, retracing
 from .concrete_function import ConcreteFunction
 from .module import Module
+from .static_values import PartiallyKnownShape
 from .signature import Binder, Static, Template, TensorSpec, flat_specs, symbolic_specs
 from .tensor import EagerTensor, Tensor, new_tid
 from .variable import Variable
@@ -253,13 +257,21 @@ class Function:
         for _ in range(_MAX_DISCOVERY_TRACES):
             variables = list(found.values())
             concrete = ConcreteFunction(self, template, variables, first=not self._traced_once)
+            printed = io.StringIO()
             try:
-                concrete.trace(tensor_vals, tuple(v._value for v in variables), _NO_CALLS, symbolic)
+                # A symbolic trace may be abandoned for one per size (below): what the step prints while it
+                # traces ("Tracing") is shown once, by the trace that is kept.
+                with contextlib.redirect_stdout(printed) if symbolic is not None else contextlib.nullcontext():
+                    concrete.trace(tensor_vals, tuple(v._value for v in variables), _NO_CALLS, symbolic)
+                sys.stdout.write(printed.getvalue())
             except Exception as e:
-                if symbolic is None or type(e).__name__ != "InconclusiveDimensionOperation":
+                if symbolic is None or isinstance(e, PartiallyKnownShape):
+                    sys.stdout.write(printed.getvalue())
                     raise
                 self._tracing_count -= 1  # that trace was abandoned, not kept
-                # the step needs a concrete size somewhere: trace per size instead, as XLA compiles anyway
+                # The step needs a concrete size somewhere (a shape computed from a None dimension, two None
+                # dimensions it assumes equal): trace per size instead, as XLA compiles per size anyway. An error
+                # of the step itself is raised by that trace (static_values.py).
                 if self._input_signature is not None:
                     self._binder.symbolic = False
                     template = template._replace(

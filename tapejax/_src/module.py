@@ -8,6 +8,7 @@ from typing import Any
 
 import jax
 
+from . import checkpoint_pending
 from .variable import Variable, name_scope
 
 
@@ -33,6 +34,11 @@ class Module:
 
     def __init__(self, name: str | None = None):
         self._name = camel_to_snake(type(self).__name__) if name is None else name
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        object.__setattr__(self, name, value)
+        if checkpoint_pending.PENDING:  # a checkpoint restored earlier may hold this new state's value
+            checkpoint_pending.attached(value)
 
     @property
     def name(self) -> str:

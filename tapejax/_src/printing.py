@@ -89,10 +89,13 @@ def _format(array: np.ndarray, summarize: int, depth: int) -> str:
     if array.ndim == 1:
         return "[" + " ".join("..." if i is None else _scalar(array[i]) for i in indices) + "]"
     rows = ["..." if i is None else _format(array[i], summarize, depth + 1) for i in indices]
-    return "[" + ("\n" + " " * (depth + 1)).join(rows) + "]"
+    # as TF (and numpy): blocks of rank r are set apart by r - 1 newlines
+    return "[" + ("\n" * (array.ndim - 1) + " " * (depth + 1)).join(rows) + "]"
 
 
-def _scalar(x: np.ndarray) -> str:
+def _scalar(x: Any) -> str:
+    if isinstance(x, bytes) or getattr(x, "dtype", None) == object:  # an element of a string tensor
+        return '"' + _escape(x if isinstance(x, bytes) else x.item()) + '"'
     kind = x.dtype.kind
     if kind == "b":
         return "1" if x else "0"
@@ -103,6 +106,23 @@ def _scalar(x: np.ndarray) -> str:
     if kind == "c":
         return "?"  # TF's PrintV2 has no text for complex numbers
     return str(x.item() if hasattr(x, "item") else x)
+
+
+_ESCAPES = {ord("\\"): "\\\\", ord('"'): '\\"', ord("'"): "\\'", ord("\n"): "\\n", ord("\t"): "\\t",
+            ord("\r"): "\\r"}
+
+
+def _escape(text: bytes) -> str:
+    """TF's UTF-8-safe C escape of a string element: quotes, backslashes and control bytes escaped, UTF-8 kept."""
+    out = []
+    for byte in text:
+        if byte in _ESCAPES:
+            out.append(_ESCAPES[byte])
+        elif byte < 0x20 or byte == 0x7F:
+            out.append(f"\\{byte:03o}")
+        else:
+            out.append(chr(byte))  # a Latin-1 character per byte: UTF-8 sequences are decoded below
+    return "".join(out).encode("latin-1").decode("utf-8", "backslashreplace")
 
 
 def _shortest(value: float, dtype: type, short: int, long: int) -> str:

@@ -15,9 +15,9 @@ from typing import Any
 import jax
 import numpy as np
 
-from . import contracts, dispatch
+from . import contracts, dispatch, static_values
 from .zero_cotangent import masks_zero_cotangent
-from .tensor import OPERATORS, _Operators
+from .tensor import OPERATORS, TensorShape, _Operators
 
 
 @dataclasses.dataclass(frozen=True, slots=True, eq=False)
@@ -98,16 +98,13 @@ def _camel(name: str) -> str:
     return "".join(part.capitalize() for part in name.rsplit(".", 1)[-1].split("_"))
 
 
-def hashable(value: Any) -> Any:
-    """A static parameter in hashable form: lists become tuples, concrete tensors and numpy values Python values."""
-    if isinstance(value, _Operators):
-        value = np.asarray(value._value).tolist()
-    elif isinstance(value, np.ndarray):
-        value = value.tolist()
-    elif isinstance(value, np.generic):
-        value = value.item()
+def hashable(value: Any, op: str = "", arg: str = "") -> Any:
+    """A static parameter (argument `arg` of op `op`) in hashable form: lists become tuples, tensors and numpy
+    values Python values. A tensor must have a value while the op is built (static_values.py)."""
+    if isinstance(value, _Operators | TensorShape | np.ndarray | np.generic):
+        value = static_values.python_value(value, op, arg)
     if isinstance(value, list | tuple):
-        return tuple(hashable(v) for v in value)
+        return tuple(hashable(v, op, arg) for v in value)
     return value
 
 
@@ -221,8 +218,8 @@ def _public_callable(opdef: OpDef, sig: inspect.Signature) -> Callable[..., Any]
             rest = args[1:]
             static = dict(static_defaults)
             for p, v in zip((p for p in params[1:] if p.name in opdef.static), rest):
-                static[p.name] = hashable(v)
-            static.update((k, hashable(v)) for k, v in kwargs.items())
+                static[p.name] = hashable(v, opdef.op_type, p.name)
+            static.update((k, hashable(v, opdef.op_type, k)) for k, v in kwargs.items())
             return apply(opdef, tuple(values), {n: static[n] for n in opdef.static})
 
     else:
@@ -234,7 +231,7 @@ def _public_callable(opdef: OpDef, sig: inspect.Signature) -> Callable[..., Any]
             bound.apply_defaults()
             arguments = bound.arguments
             tensors = tuple(arguments[n] for n in tensor_names)
-            static = {n: hashable(arguments[n]) for n in opdef.static}
+            static = {n: hashable(arguments[n], opdef.op_type, n) for n in opdef.static}
             return apply(opdef, tensors, static)
 
     fn.__name__ = opdef.name.rsplit(".", 1)[-1]

@@ -16,6 +16,8 @@ import threading
 import weakref
 from typing import Any
 
+import jax
+
 from . import logs
 
 _MAX_CALL_HISTORY = 10
@@ -34,12 +36,13 @@ _RETRACING_MESSAGE = (
 class Detector:
     """The recent calls of one Python function: how many calls each of its last traces served."""
 
-    __slots__ = ("calls_per_trace", "calls", "warnings", "__weakref__")
+    __slots__ = ("calls_per_trace", "calls", "warnings", "storm_traces", "__weakref__")
 
     def __init__(self):
         self.calls_per_trace: list[int] = []
         self.calls = 0
         self.warnings = 0
+        self.storm_traces = 0  # traces made while retracing frequently
 
     def called_without_tracing(self) -> None:
         # the hot path of every call: two increments, no lock (a lost update only blurs a heuristic)
@@ -54,12 +57,26 @@ class Detector:
             self.calls_per_trace.append(1)
             while self.calls_per_trace and self.calls - self.calls_per_trace[0] > _MAX_CALL_HISTORY:
                 self.calls -= self.calls_per_trace.pop(0)
-            if self.warnings >= _MAX_WARNINGS or len(self.calls_per_trace) < _THRESHOLD:
+            if len(self.calls_per_trace) < _THRESHOLD:
                 return
-            self.warnings += 1
+            self.storm_traces += 1
+            clear = self.storm_traces % CLEAR_EVERY == 0
+            warn = self.warnings < _MAX_WARNINGS
+            self.warnings += warn
             traces, calls = len(self.calls_per_trace), self.calls
-        logs.warning(_RETRACING_MESSAGE.format(traces, calls, function))
+        if warn:
+            logs.warning(_RETRACING_MESSAGE.format(traces, calls, function))
+        if clear:
+            jax.clear_caches()
 
+
+# Each trace fills JAX's own staging caches (a jaxpr per jitted jax.numpy function and shape, with their partial
+# evaluations and transposes: about 3 MB a new shape for a training step with a gradient), which JAX bounds only
+# by thousands of entries each: a shape storm held gigabytes there after tf.function had forgotten its traces.
+# While a function retraces frequently (TF's warning condition), every CLEAR_EVERY of its traces empty those
+# caches (jax.clear_caches: the AOT executables tapejax keeps survive; jitted functions compile again on their
+# next call). A program that does not retrace frequently never pays this.
+CLEAR_EVERY = 8
 
 _DETECTORS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _LOCK = threading.Lock()
@@ -128,3 +145,4 @@ def realise(general: tuple, specs: tuple) -> tuple:
     """A signature for one trace: an unknown rank becomes the call's rank, every dimension unknown (XLA needs a
     rank; TF's one trace for an unknown rank is, here, one trace per rank, counted once)."""
     return tuple(((None,) * len(s[0]) if g[0] is None else g[0], g[1]) for g, s in zip(general, specs))
+

@@ -19,6 +19,7 @@ import numpy as np
 
 from . import dtypes
 from .convert import to_array
+from .string_values import is_text, to_bytes_array
 from .tensor import EagerTensor, Tensor, TensorShape, _Operators
 from .variable import Variable
 
@@ -66,6 +67,8 @@ def _is_leaf(x: Any) -> bool:
 def _leaf_key(x: Any) -> Any:
     """What a retrace depends on for one argument: a tensor's shape and dtype, a Python value itself."""
     if isinstance(x, Tensor):
+        if type(x._value) is np.ndarray:  # a string tensor: a trace-time constant, so keyed by its value
+            return ("string", x._value.shape, tuple(x._value.ravel().tolist()))
         return (x._value.shape, x._value.dtype)
     if isinstance(x, Variable):
         return ("variable", x._uid)
@@ -178,7 +181,8 @@ class Binder:
         if self.input_signature is not None:
             args = self._check_signature(args, kwargs)
         # Tensors only, by position: the structure is the one the first such call with as many tensors flattened.
-        tensors_only = self.input_signature is None and not kwargs and all(type(a) is EagerTensor for a in args)
+        tensors_only = self.input_signature is None and not kwargs and all(
+            type(a) is EagerTensor and type(a._value) is not np.ndarray for a in args)
         known = self.tensor_calls.get(len(args)) if tensors_only else None
         if known is not None:
             treedef, statics_t = known
@@ -198,9 +202,13 @@ class Binder:
         statics: list[Any] = []
         tensors: list[Tensor] = []
         for leaf in leaves:
-            if isinstance(leaf, Tensor):
+            if isinstance(leaf, Tensor) and type(leaf._value) is not np.ndarray:
                 tensors.append(leaf)
                 statics.append(_TENSOR)
+            elif isinstance(leaf, Tensor) or (isinstance(leaf, np.ndarray) and is_text(leaf)):
+                # strings live on the host (string_values.py): a string argument is traced as a constant, one
+                # trace per value, like a Python argument
+                statics.append(Static(leaf if isinstance(leaf, Tensor) else EagerTensor(to_bytes_array(leaf))))
             elif isinstance(leaf, np.ndarray | np.generic):  # TF converts numpy arguments to tensors
                 tensors.append(EagerTensor(jax.numpy.asarray(leaf)))
                 statics.append(_TENSOR)

@@ -252,6 +252,8 @@ class _Operators:
 
     @property
     def device(self) -> str:
+        if type(self._value) is np.ndarray:  # a string tensor, on the host
+            return "/job:localhost/replica:0/task:0/device:CPU:0"
         device = next(iter(self._value.devices()))
         return f"/job:localhost/replica:0/task:0/device:{device.platform.upper()}:{device.id}"
 

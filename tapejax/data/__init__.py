@@ -7,6 +7,8 @@ from tapejax.data import experimental as experimental
 from tapejax.data.api import Dataset as Dataset
 from tapejax.data.api import DatasetSpec as DatasetSpec
 from tapejax.data.api import Options as Options
+from tapejax.data.files import TextLineDataset as TextLineDataset
+from tapejax.data.files import TFRecordDataset as TFRecordDataset
 from tapejax.data.iteration import NumpyIterator as NumpyIterator
 from tapejax.data.iteration import OwnedIterator as Iterator
 from tapejax.data.stage import AUTOTUNE as AUTOTUNE

@@ -37,6 +37,13 @@ class Dataset(Stage):
         return TensorDataset(tensors)
 
     @staticmethod
+    def list_files(file_pattern: Any, shuffle: bool | None = None, seed: Any = None,
+                   name: str | None = None) -> Dataset:
+        """The files matching glob patterns as scalar strings, shuffled unless shuffle=False."""
+        from .files import list_files
+        return list_files(file_pattern, shuffle, seed)
+
+    @staticmethod
     def range(*args: Any, output_type: Any = None, name: str | None = None) -> Dataset:
         """int64 elements as Python's `range(start, stop, step)`."""
         from tapejax._src import dtypes

@@ -114,7 +114,9 @@ class NumpyIterator(OwnedIterator):
 
 
 def _to_device(element: tuple) -> tuple:
-    return tuple(jax.device_put(x) if isinstance(x, np.ndarray | np.generic) else x for x in element)
+    # strings (object arrays) stay on the host
+    return tuple(jax.device_put(x) if isinstance(x, np.ndarray | np.generic) and x.dtype != object else x
+                 for x in element)
 
 
 def background(elements: Iterator[tuple], size: int) -> Iterator[tuple]:

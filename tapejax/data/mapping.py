@@ -19,7 +19,7 @@ from tapejax._src import errors
 from .api import Dataset
 from .stage import INFINITE, UNKNOWN, View, rows, stack
 from .structure import Structure
-from .traced import TracedFunction, mix_counter
+from .traced import TracedFunction, first, mix_counter
 
 
 class MapDataset(Dataset):
@@ -28,7 +28,7 @@ class MapDataset(Dataset):
     def __init__(self, input: Dataset, map_func: Callable, num_parallel_calls: Any = None,
                  deterministic: Any = None):
         self._input = input
-        self._fn = TracedFunction(map_func, input._structure, "Dataset.map")
+        self._fn = TracedFunction(map_func, input._structure, "Dataset.map", sample=lambda: first(input))
         self._structure = self._fn.out
         self._card = input._card
         self._passes = itertools.count()

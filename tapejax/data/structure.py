@@ -18,6 +18,7 @@ from tapejax import nest
 from tapejax._src import dtypes
 from tapejax._src.convert import to_array
 from tapejax._src.signature import TensorSpec
+from tapejax._src.string_values import is_host, is_text, to_bytes_array
 from tapejax._src.tensor import EagerTensor, Tensor, TensorShape, _Operators
 
 
@@ -51,9 +52,8 @@ def to_component(value: Any, api: str) -> np.ndarray | jax.Array:
     """One component as an array of TF's dtype (Python floats float32, ints int32, numpy keeps its own)."""
     if isinstance(value, _Leaf):
         value = value.value
-    if isinstance(value, str | bytes) or (isinstance(value, np.ndarray) and value.dtype.kind in "SUO"):
-        raise TypeError(f"{api}: tapejax has no string tensors, so string components are not supported "
-                        "(encode the strings as integer ids before building the dataset).")
+    if is_text(value):  # a string component: an object array of bytes, on the host (string_values.py)
+        return to_bytes_array(value)
     if value is None:
         raise TypeError(f"{api}: a component of the element is None; TF's tf.data has no None components.")
     if isinstance(value, _Operators):
@@ -62,6 +62,12 @@ def to_component(value: Any, api: str) -> np.ndarray | jax.Array:
         return value
     array = to_array(value)
     return np.asarray(array) if not isinstance(array, jax.core.Tracer) else array
+
+
+def _tensor(leaf: Any) -> EagerTensor:
+    if isinstance(leaf, bytes):  # an element of a string component (a row of an object array)
+        return EagerTensor(np.asarray(leaf, dtype=object))
+    return EagerTensor(leaf if is_host(leaf) else jnp.asarray(leaf))
 
 
 def spec_of(array: Any, batch_none: bool = False) -> TensorSpec:
@@ -121,10 +127,11 @@ class Structure:
     def tensors(self, leaves: tuple) -> Any:
         """The element as the user sees it: tapejax Tensors in the user's nest."""
         return self.pack([leaf if isinstance(leaf, Tensor) else getattr(leaf, "dataset", None)
-                          or EagerTensor(jnp.asarray(leaf)) for leaf in leaves])
+                          or _tensor(leaf) for leaf in leaves])
 
     def numpy(self, leaves: tuple) -> Any:
-        return self.pack([getattr(leaf, "dataset", None) or np.asarray(leaf)[()] for leaf in leaves])
+        return self.pack([leaf if isinstance(leaf, bytes) else getattr(leaf, "dataset", None)
+                          or np.asarray(leaf)[()] for leaf in leaves])
 
     def __len__(self) -> int:
         return len(self.specs)

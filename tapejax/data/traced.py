@@ -25,7 +25,8 @@ import jax
 import jax.extend.core
 import numpy as np
 
-from tapejax._src import autograph, caches
+from tapejax._src import autograph, caches, static_values
+from tapejax._src.string_values import HostValueError
 from tapejax._src.concrete_function import _Trace, _tracing
 from tapejax._src.context import CONTEXT
 from tapejax._src.signature import TensorSpec
@@ -48,7 +49,8 @@ class Stateful(Exception):
 def _needs_values(e: Exception) -> bool:
     """A trace that needs a concrete value (a shape from a tensor's value, `tf.fill([x], x)`): run eagerly."""
     return isinstance(e, jax.errors.ConcretizationTypeError | jax.errors.TracerArrayConversionError |
-                      jax.errors.TracerIntegerConversionError | jax.errors.TracerBoolConversionError)
+                      jax.errors.TracerIntegerConversionError | jax.errors.TracerBoolConversionError |
+                      static_values.NotStatic | HostValueError)  # HostValueError: a string op (strings live on the host)
 
 
 @contextlib.contextmanager
@@ -77,7 +79,7 @@ class TracedFunction:
     the input's are None); `single`/`block` run it compiled on one element or a block of them."""
 
     def __init__(self, fn: Callable, structure: Structure, api: str, unpack: bool = True,
-                 extra: Structure | None = None):
+                 extra: Structure | None = None, sample: Callable[[], tuple | None] | None = None):
         self.fn = fn
         self.structure = structure
         self.api = api
@@ -88,7 +90,8 @@ class TracedFunction:
         self._uid = next(_UIDS)  # this function's part of the shared caches (keys: (uid, shapes))
         self.vectorisable = True
         self.stateful = False
-        self.out = self._trace_spec()
+        self._sample = sample  # the input's first element, for a function of strings (see _host_spec)
+        self.out = self._host_spec() if any(s.dtype._np.kind == "O" for s in self._specs()) else self._trace_spec()
 
     # -- tracing -------------------------------------------------------------------------------------------
 
@@ -158,6 +161,17 @@ class TracedFunction:
                                  a.dtype) for a, b in zip(outs[0].specs, outs[1].specs)]
             return outs[0].with_specs(tuple(merged))
 
+    def _host_spec(self) -> Structure:
+        """A function of string components (host values, which JAX cannot trace) runs eagerly per element. Its
+        result structure comes from a call on the input's first element (a call on made-up strings could fail:
+        `tf.io.read_file(b"")`), else on empty strings."""
+        self.stateful, self.vectorisable = True, False
+        element = self._sample() if self._sample is not None and not self.extra else None
+        if element is None:
+            return self._eager_spec(self._specs())
+        with _seeds(self._seed_state):
+            return Structure.split(self.call_python(element), self.api)[0]
+
     def _eager_spec(self, specs: tuple) -> Structure:
         """A function with variables, or whose shapes depend on values: it runs eagerly per element. Its result
         structure comes from eager calls on zeros and on ones (dimensions that differ are None), where TF
@@ -165,8 +179,8 @@ class TracedFunction:
         self.stateful, self.vectorisable = True, False
         outs = []
         for fill, size in ((0, 1), (1, 2)):
-            probe = tuple(np.full([d if d is not None else size for d in s.shape.as_list()], fill, s.dtype._np)
-                          for s in specs)
+            probe = tuple(np.full([d if d is not None else size for d in s.shape.as_list()],
+                                  b"" if s.dtype._np.kind == "O" else fill, s.dtype._np) for s in specs)
             with _seeds(self._seed_state):
                 outs.append(Structure.split(self.call_python(probe), self.api)[0])
         merged = [TensorSpec(TensorShape([x if x == y else None for x, y in zip(a.shape.dims, b.shape.dims)])
@@ -205,9 +219,18 @@ class TracedFunction:
             return None
 
 
+def first(dataset: Any) -> tuple | None:
+    """The first element of a pass of `dataset` (None if empty), the pass closed after it."""
+    elements = dataset._elements()
+    try:
+        return next(iter(elements), None)
+    finally:
+        getattr(elements, "close", lambda: None)()
+
+
 def mix_counter(pass_number: int, index: Any) -> Any:
     """The counter random ops fold in for element `index` of a pass: distinct per element and per pass."""
     return (np.uint64(pass_number) * np.uint64(0x9E3779B1) + np.asarray(index, np.uint64)) & np.uint64(0xFFFFFFFF)
 
 
-__all__ = ["TracedFunction", "mix_counter", "spec_of"]
+__all__ = ["TracedFunction", "first", "mix_counter", "spec_of"]

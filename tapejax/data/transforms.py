@@ -17,7 +17,7 @@ from tapejax._src.tensor import TensorShape
 from .api import Dataset
 from .stage import INFINITE, UNKNOWN, View, stack
 from .structure import Structure, most_specific_compatible, zip_structures
-from .traced import TracedFunction
+from .traced import TracedFunction, first
 
 
 def _count(n: Any) -> int:
@@ -252,7 +252,8 @@ class FilterDataset(Dataset):
 
     def __init__(self, input: Dataset, predicate: Callable):
         self._input = input
-        self._predicate = TracedFunction(predicate, input._structure, "Dataset.filter")
+        self._predicate = TracedFunction(predicate, input._structure, "Dataset.filter",
+                                         sample=lambda: first(input))
         out = self._predicate.out
         if len(out.specs) != 1 or out.specs[0].dtype != dtypes.bool_ or out.specs[0].shape.rank not in (0, None):
             raise ValueError(f"Invalid `predicate`. `predicate` must return a `tf.bool` scalar tensor, but its "

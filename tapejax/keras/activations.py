@@ -6,10 +6,11 @@ from collections.abc import Callable
 from typing import Any
 
 import tapejax as tf
+from tapejax.keras import logits
 
 _BY_NAME: dict[str, Callable] = {
     "relu": tf.nn.relu, "relu6": tf.nn.relu6, "elu": tf.nn.elu, "selu": tf.nn.selu, "gelu": tf.nn.gelu,
-    "sigmoid": tf.nn.sigmoid, "tanh": tf.nn.tanh, "softmax": tf.nn.softmax, "softplus": tf.nn.softplus,
+    "sigmoid": logits.sigmoid, "tanh": tf.nn.tanh, "softmax": logits.softmax, "softplus": tf.nn.softplus,
     "softsign": tf.nn.softsign, "swish": tf.nn.silu, "silu": tf.nn.silu, "linear": lambda x: x,
 }
 
@@ -32,6 +33,10 @@ def get(identifier: Any) -> Callable:
     if callable(identifier):
         return identifier
     raise ValueError(f"Could not interpret activation identifier: {identifier!r}")
+
+
+softmax = logits.softmax
+sigmoid = logits.sigmoid
 
 
 from tapejax._src.errors import missing_symbols as _missing_symbols  # noqa: E402

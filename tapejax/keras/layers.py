@@ -22,7 +22,7 @@ import jax
 import numpy as np
 
 import tapejax as tf
-from tapejax.keras import activations, initializers
+from tapejax.keras import activations, checkpointing, initializers
 from tapejax.keras import constraints as _constraints
 from tapejax.keras import masks as _masking
 from tapejax.keras import regularizers as _regularizers
@@ -305,6 +305,10 @@ class Layer(tf.Module):
                                      regularizer=_regularizers.get(kwargs.get("regularizer")))
         self._own_weights.append(variable)
         return variable
+
+    def _checkpoint_children(self) -> list[tuple[str, Any]]:
+        """The state a tf.train.Checkpoint saves, named as Keras 3 names it (tapejax/keras/checkpointing.py)."""
+        return checkpointing.layer_children(self)
 
     def _sublayers(self) -> list[Layer]:
         found: list[Layer] = []

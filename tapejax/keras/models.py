@@ -8,6 +8,7 @@ gives every layer its output shape for `summary()`, with None where the batch (o
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shutil
@@ -20,11 +21,13 @@ import jax
 import numpy as np
 
 import tapejax as tf
+from tapejax.keras import checkpointing
+from tapejax.keras.training import Trainer
 from tapejax.keras.layers import (InputLayer, KerasTensor, Layer, _leaves, _Node, _Operation, _probe, _shapes_of,
                                   _takes_training, _unique_name)
 
 
-class Model(Layer):
+class Model(Trainer, Layer):
     """A model (`tf.keras.Model`): subclass it, make layers in `__init__`, and define `call`.
 
     `layers` lists the layers held by its attributes in assignment order; `weights` (= `variables`),
@@ -55,6 +58,9 @@ class Model(Layer):
     def __new__(cls, *args: Any, **kwargs: Any):
         if cls is Model and (args or "inputs" in kwargs or "outputs" in kwargs):
             cls = Functional  # as Keras does: Model(inputs, outputs) is a Functional
+        elif (len(args) == 2 or (len(args) == 1 and "outputs" in kwargs) or {"inputs", "outputs"} <= kwargs.keys()) \
+                and not issubclass(cls, Functional | Sequential):
+            cls = _functional_subclass(cls)  # a subclass given inputs/outputs (the "customizing fit" guide)
         return super().__new__(cls)
 
     def __init__(self, *args: Any, trainable: bool = True, name: str | None = None, dtype: Any = None,
@@ -146,6 +152,9 @@ class Sequential(Model):
     @property
     def layers(self) -> list[Layer]:
         return list(self._layers)
+
+    def _checkpoint_children(self) -> list[tuple[str, Any]]:
+        return checkpointing.sequential_children(self)
 
     def add(self, layer: Any, rebuild: bool = True) -> None:
         """Appends a layer (or, first, a `tf.keras.Input`); a model that has its input shape is rebuilt."""
@@ -270,6 +279,9 @@ class Functional(Model):
     def layers(self) -> list[Layer]:
         return [layer for layer in self._functional_layers if not isinstance(layer, _Operation)]
 
+    def _checkpoint_children(self) -> list[tuple[str, Any]]:
+        return checkpointing.functional_children(self)
+
     @property
     def inputs(self) -> list[KerasTensor]:
         return list(self._input_tensors)
@@ -310,6 +322,13 @@ class Functional(Model):
             for symbol, value in zip(_leaves(node.outputs), jax.tree_util.tree_leaves(outputs)):
                 values[id(symbol)] = value
         return jax.tree_util.tree_map(lambda t: values[id(t)], self._outputs_structure, is_leaf=is_symbol)
+
+
+@functools.lru_cache(maxsize=256)
+def _functional_subclass(cls: type) -> type:
+    """`cls` (a Model subclass that overrides train_step and the like) built as a functional model from
+    inputs and outputs, as Keras 3 builds `class CustomModel(keras.Model)` called as `CustomModel(inputs, outputs)`."""
+    return type(cls.__name__, (cls, Functional), {"__module__": cls.__module__, "__qualname__": cls.__qualname__})
 
 
 def _as_input(value: Any, dtype: tf.DType) -> Any:

@@ -21,7 +21,7 @@ import optax
 
 import tapejax as tf
 from tapejax.keras import schedules as schedules
-from tapejax._src import caches
+from tapejax._src import caches, checkpoint_pending
 from tapejax._src.module import camel_to_snake
 from tapejax.keras.schedules import LearningRateSchedule
 
@@ -57,6 +57,7 @@ class Optimizer:
         self.iterations = tf.Variable(0, dtype=tf.int64, trainable=False, name="iteration")
         # variable uid -> (state treedef, what each state leaf is, the slots): see _state
         self._slots: dict[int, tuple[Any, tuple[Any, ...], list[tf.Variable]]] = {}
+        self._slot_owners: list[tf.Variable] = []  # the variables in `_slots`, in order (for checkpoints)
         self._known: set[int] | None = None  # the uids of the variables it was built for (Keras 3 checks them)
         # All variables' updates in one executable: eagerly one dispatch per step, not one per variable, and no
         # variable is assigned until every update is computed.
@@ -77,9 +78,28 @@ class Optimizer:
     def learning_rate(self) -> float:
         return float(self._current_learning_rate())
 
+    @learning_rate.setter
+    def learning_rate(self, value: Any) -> None:
+        """Sets a new learning rate (as Keras's callbacks do): a number updates the rate's Variable (made by
+        `_learning_rate_variable`) if there is one, so that a compiled step sees it; else it replaces the rate."""
+        if isinstance(self._learning_rate, tf.Variable) and not callable(value):
+            self._learning_rate.assign(tf.cast(value, self._learning_rate.dtype))
+        else:
+            self._learning_rate = value
+
+    def _learning_rate_variable(self) -> None:
+        """Keeps a constant learning rate in a float32 Variable (Keras 3 always does), so that a step compiled
+        before `learning_rate` is set again reads the new value."""
+        if isinstance(self._learning_rate, int | float | np.integer | np.floating):
+            with tf.init_scope():
+                self._learning_rate = tf.Variable(float(self._learning_rate), dtype=tf.float32, trainable=False,
+                                                  name="learning_rate")
+
     def _current_learning_rate(self) -> Any:
         """The learning rate now: a schedule at `iterations`, a callable called (Keras: with no arguments)."""
         lr = self._learning_rate
+        if isinstance(lr, tf.Variable):
+            return tf.convert_to_tensor(lr)
         if isinstance(lr, LearningRateSchedule):
             return lr(self.iterations)
         return lr() if callable(lr) else lr
@@ -268,11 +288,38 @@ class Optimizer:
                         slots.append(tf.Variable(np.asarray(leaf), trainable=False,
                                                  name=f"{self.name}/{base}/slot_{len(slots)}"))
             entry = self._slots[variable._uid] = (treedef, tuple(kinds), slots)
+            self._slot_owners.append(variable)
+            checkpoint_pending.attached()  # a checkpoint restored before this step may hold the new slots
         return entry
+
+    def _checkpoint_children(self) -> list[tuple[str, Any]]:
+        """The state a tf.train.Checkpoint saves, named as Keras 3 names it (tapejax/keras/checkpointing.py)."""
+        from tapejax.keras import checkpointing
+
+        return checkpointing.optimizer_children(self)
 
     @property
     def variables(self) -> list[tf.Variable]:
-        return [self.iterations] + [s for _, _, slots in self._slots.values() for s in slots]
+        rate = [self._learning_rate] if isinstance(self._learning_rate, tf.Variable) else []
+        return [self.iterations, *rate] + [s for _, _, slots in self._slots.values() for s in slots]
+
+
+_BY_NAME = {"sgd": "SGD", "adam": "Adam", "rmsprop": "RMSprop", "adagrad": "Adagrad", "adamw": "AdamW"}
+
+
+def get(identifier: Any) -> Optimizer:
+    """An optimizer from its name ('adam', 'sgd', 'rmsprop', ...: a new one with Keras's defaults), or the
+    Optimizer given."""
+    if isinstance(identifier, Optimizer):
+        return identifier
+    if isinstance(identifier, str):
+        name = _BY_NAME.get(identifier.lower())
+        if name is None or name not in globals():
+            raise ValueError(f"Could not interpret optimizer identifier: {identifier}")
+        return globals()[name]()
+    if isinstance(identifier, dict) and identifier.get("class_name", "").lower() in _BY_NAME:
+        return globals()[_BY_NAME[identifier["class_name"].lower()]](**identifier.get("config", {}))
+    raise ValueError(f"Could not interpret optimizer identifier: {identifier}")
 
 
 class GradientShapeError(tf.errors.InvalidArgumentError, ValueError):

@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import builtins
 import collections.abc
+import math
 from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from tapejax._src import dtypes, errors, zero_cotangent
+from tapejax._src import dtypes, errors, static_values, zero_cotangent
 from tapejax._src.convert import holds_tensor, tf_type_string, to_array
-from tapejax._src.contracts import CONCAT, PYTHON_AXIS, Axis, Dtype, Indices, Paddings, PerDimension, Rule, SplitSizes
+from tapejax._src.contracts import (CONCAT, PYTHON_AXIS, Axis, Dtype, Indices, Paddings, PerDimension, Rule, SplitSizes,
+                                    check_traced)
 from tapejax._src.registry import hashable, op
+from tapejax._src.string_values import cast_error, is_host, is_text, to_bytes_array
 from tapejax._src.tensor import EagerTensor, Tensor, TensorShape, _Operators
 from tapejax._src.variable import Variable
 from tapejax.ops import nan_extrema
@@ -32,6 +35,8 @@ def constant(value: Any, dtype: Any = None, shape: Any = None, name: str = "Cons
     """
     array = to_array(value, dtype=None if dtype is None else dtypes.as_dtype(dtype),
                      hint=None) if not isinstance(value, _Operators) else _cast_constant(value, dtype)
+    if is_host(array):  # a string tensor: on the host
+        return EagerTensor(array if shape is None else _host_shaped(array, tuple(hashable(shape))))
     # a numpy array is put on the device as it is: jnp.asarray would compile a conversion for each new shape
     array = jax.device_put(array) if isinstance(array, np.ndarray) else jnp.asarray(array)
     if shape is not None:
@@ -44,6 +49,15 @@ def constant(value: Any, dtype: Any = None, shape: Any = None, name: str = "Cons
             raise TypeError(f"Eager execution of tf.constant with unsupported shape. Tried to convert "
                             f"{array.size} values into shape {list(shape)}.")
     return EagerTensor(array)
+
+
+def _host_shaped(array: np.ndarray, shape: tuple) -> np.ndarray:
+    if array.size == 1:
+        return np.broadcast_to(array.reshape(()), shape).copy()
+    if array.size == int(np.prod(shape)):
+        return array.reshape(shape)
+    raise TypeError(f"Eager execution of tf.constant with unsupported shape. Tried to convert {array.size} values "
+                    f"into shape {list(shape)}.")
 
 
 def _cast_constant(value: _Operators, dtype: Any) -> Any:
@@ -66,6 +80,8 @@ def convert_to_tensor(value: Any, dtype: Any = None, dtype_hint: Any = None, nam
     if holds_tensor(value):
         return stack([convert_to_tensor(v, dtype, dtype_hint) for v in value])
     hint = None if dtype_hint is None else dtypes.as_dtype(dtype_hint)
+    if dtype is None and is_text(value):
+        return EagerTensor(to_bytes_array(value))  # a string tensor, on the host
     try:
         return EagerTensor(jnp.asarray(to_array(value, dtype=dtype, hint=hint)))
     except TypeError:
@@ -212,6 +228,8 @@ def where(condition, x=None, y=None, name=None):
 
 def _cast(x, dtype):
     target = dtypes.as_dtype(dtype)._np
+    if target.kind == "O":  # string tensors take the host path (string_values.py): this is a number
+        raise cast_error(x.dtype, target)
     if jnp.iscomplexobj(x) and target.kind != "c":
         x = jnp.real(x)
     return x.astype(target)
@@ -234,18 +252,24 @@ stop_gradient = op("stop_gradient", lambda input: input, differentiable=False, o
 
 # -- slicing ------------------------------------------------------------------------------------------------
 
-def _index_key(key: Any) -> Any:
-    """A hashable form of a Python index: slices become ("slice", start, stop, step)."""
+def _index_key(key: Any, dynamic: list | None = None) -> Any:
+    """A hashable form of a Python index: slices become ("slice", start, stop, step). A scalar integer tensor whose
+    value is traced (a tf.function's loop counter) becomes ("index", j), j its position in `dynamic`."""
     if not isinstance(key, tuple):
         key = (key,)
     out = []
     for k in key:
         if isinstance(k, slice):
-            out.append(("slice", hashable(k.start), hashable(k.stop), hashable(k.step)))
+            out.append(("slice", *(hashable(b, "StridedSlice", "begin, end and strides")
+                                   for b in (k.start, k.stop, k.step))))
         elif k is None or k is Ellipsis or isinstance(k, int | np.integer):
             out.append(k if not isinstance(k, np.integer) else int(k))
         elif isinstance(k, _Operators) and dtypes.from_numpy(k._value.dtype).is_integer and k.ndim == 0:
-            out.append(int(k))
+            if dynamic is not None and static_values.is_traced(k):
+                out.append(("index", len(dynamic)))
+                dynamic.append(k)
+            else:
+                out.append(static_values.python_int(k, "StridedSlice", "begin"))
         else:
             raise TypeError(
                 "Only integers, slices (`:`), ellipsis (`...`), tf.newaxis (`None`) and scalar tf.int32/tf.int64 "
@@ -254,19 +278,29 @@ def _index_key(key: Any) -> Any:
     return tuple(out)
 
 
-def _getitem(tensor, key):
-    index = []
-    dim = 0
+def _dimensions(ndim: int, key: tuple) -> list[int | None]:
+    """The dimension of the input each entry of `key` indexes (None for an ellipsis or a new axis)."""
+    dims, dim = [], 0
     n_specified = builtins.sum(1 for k in key if k is not None and k is not Ellipsis)
     for k in key:
         if k is Ellipsis:
-            index.append(Ellipsis)
-            dim = tensor.ndim - n_specified + dim
-        elif k is None:
-            index.append(None)
+            dim = ndim - n_specified + dim
+        dims.append(None if k is None or k is Ellipsis else dim)
+        dim += k is not None and k is not Ellipsis
+    return dims
+
+
+def _getitem(tensor, key):
+    return _index(tensor, key, ())
+
+
+def _index(tensor, key, dynamic):
+    index = []
+    for k, dim in zip(key, _dimensions(tensor.ndim, key)):
+        if k is Ellipsis or k is None:
+            index.append(k)
         elif isinstance(k, tuple):
-            index.append(slice(*k[1:]))
-            dim += 1
+            index.append(slice(*k[1:]) if k[0] == "slice" else dynamic[k[1]])
         else:
             if dim >= tensor.ndim:
                 raise ValueError(f"Index out of range using input dim {tensor.ndim}")
@@ -274,15 +308,36 @@ def _getitem(tensor, key):
             if not -size <= k < size:
                 raise ValueError(f"slice index {k} of dimension {dim} out of bounds.")
             index.append(k)
-            dim += 1
     return tensor[tuple(index)]
 
 
+def _check_dynamic_index(tensor, *indices, key):
+    """TF checks a traced index when the step runs (InvalidArgumentError); XLA alone would clamp it."""
+    for k, dim in zip(key, _dimensions(tensor.ndim, key)):
+        if isinstance(k, tuple) and k[0] == "index":
+            if dim >= tensor.ndim:
+                raise ValueError(f"Index out of range using input dim {tensor.ndim}")
+            i, size = indices[k[1]], tensor.shape[dim]
+            message = f"slice index of dimension {dim} out of bounds"
+            if isinstance(i, jax.core.Tracer):
+                check_traced("StridedSlice", (i >= -size) & (i < size), message)
+            elif not -size <= int(i) < size:
+                raise errors.invalid_argument("StridedSlice", message)
+
+
 _getitem_op = op("__getitem__", _getitem, static=("key",), op_type="StridedSlice")
+# x[i] with a traced scalar i (inside tf.function: a loop counter, an argument): the same slice at a position known
+# only when the step runs (XLA's dynamic slice), the output's shape static.
+_getitem_dynamic_op = op("__getitem_dynamic__", lambda *tensors, key: _index(tensors[0], key, tensors[1:]),
+                         static=("key",), op_type="StridedSlice", same_dtype=False, check=_check_dynamic_index)
 
 
 def _tensor_getitem(tensor, key):
-    return _getitem_op(tensor, key=_index_key(key))
+    dynamic: list = []
+    key = _index_key(key, dynamic)
+    if dynamic:
+        return _getitem_dynamic_op([tensor, *dynamic], key=key)
+    return _getitem_op(tensor, key=key)
 
 
 # The Tensor operator table maps `x[key]` here, after the key is made hashable.
@@ -293,11 +348,59 @@ OPERATORS["__getitem__"] = _tensor_getitem
 
 # -- shape queries (no gradient) ----------------------------------------------------------------------------
 
-shape = op("shape", lambda input, out_type=np.int32: jnp.asarray(input.shape, dtype=dtypes.as_dtype(out_type)._np),
-           static=("out_type",), differentiable=False, same_dtype=False)
-size = op("size", lambda input, out_type=np.int32: jnp.asarray(input.size, dtype=dtypes.as_dtype(out_type)._np),
-          static=("out_type",), differentiable=False, same_dtype=False)
-rank = op("rank", lambda input: jnp.asarray(input.ndim, dtype=np.int32), differentiable=False)
+# The rows compute a shape that has symbolic dimensions (an input_signature's None); the public functions answer a
+# known shape with a constant, also inside a tf.function trace, where shapes are static: the shapes, sizes and
+# axes computed from it then have values when the ops that take them are built (static_values.py).
+_shape_op = op("shape", lambda input, out_type=np.int32: jnp.asarray(input.shape, dtype=dtypes.as_dtype(out_type)._np),
+               static=("out_type",), differentiable=False, same_dtype=False)
+_size_op = op("size", lambda input, out_type=np.int32: jnp.asarray(input.size, dtype=dtypes.as_dtype(out_type)._np),
+              static=("out_type",), differentiable=False, same_dtype=False)
+_rank_op = op("rank", lambda input: jnp.asarray(input.ndim, dtype=np.int32), differentiable=False)
+
+
+def shape(input, out_type=None, name=None) -> Tensor:
+    """The shape of `input` as a 1-D tensor (`tf.shape`), int32 unless `out_type` says otherwise.
+
+    Inside a tf.function its value is known when the function is traced (XLA's shapes are static), so it can be
+    used wherever an op needs a shape, size or axis: `tf.reshape(x, tf.shape(y)[:-1])`, `tf.zeros(tf.shape(x))`.
+
+    >>> import tapejax as tf
+    >>> print(tf.shape(tf.zeros([2, 3])))
+    tf.Tensor([2 3], shape=(2,), dtype=int32)
+    """
+    out_type = np.int32 if out_type is None else dtypes.as_dtype(out_type)._np
+    dims = static_values.known_shape(input)
+    if dims is None:
+        return _shape_op(input, out_type=out_type)
+    return EagerTensor(static_values.constant(dims, out_type))
+
+
+def size(input, out_type=None, name=None) -> Tensor:
+    """The number of elements of `input` as a scalar tensor (`tf.size`), known at trace time as `tf.shape` is.
+
+    >>> import tapejax as tf
+    >>> print(tf.size(tf.zeros([2, 3])))
+    tf.Tensor(6, shape=(), dtype=int32)
+    """
+    out_type = np.int32 if out_type is None else dtypes.as_dtype(out_type)._np
+    dims = static_values.known_shape(input)
+    if dims is None:
+        return _size_op(input, out_type=out_type)
+    return EagerTensor(static_values.constant(math.prod(dims), out_type))
+
+
+def rank(input, name=None) -> Tensor:
+    """The number of dimensions of `input` as a scalar int32 tensor (`tf.rank`), always known at trace time.
+
+    >>> import tapejax as tf
+    >>> print(tf.rank(tf.zeros([2, 3])))
+    tf.Tensor(2, shape=(), dtype=int32)
+    """
+    ndim = input.ndim if isinstance(input, _Operators) else np.ndim(input)
+    return EagerTensor(static_values.constant(ndim, np.int32))
+
+
+OPERATORS["shape"], OPERATORS["size"], OPERATORS["rank"] = shape, size, rank
 
 
 # -- creation (no tensor inputs, so never recorded) ---------------------------------------------------------
@@ -306,8 +409,8 @@ def _np_dtype(dtype: Any) -> np.dtype:
     return dtypes.as_dtype(dtype)._np
 
 
-def _shape(shape: Any, op_type: str = "Fill") -> tuple[int, ...]:
-    shape = hashable(shape)
+def _shape(shape: Any, op_type: str = "Fill", arg: str = "dims") -> tuple[int, ...]:
+    shape = hashable(shape, op_type, arg)
     shape = (shape,) if isinstance(shape, int) else tuple(shape)
     _check_dims(shape, op_type)
     return shape
@@ -320,11 +423,11 @@ def _check_dims(dims: tuple, op_type: str) -> None:
 
 
 def zeros(shape, dtype=dtypes.float32, name=None, layout=None) -> Tensor:
-    return EagerTensor(jnp.zeros(_shape(shape), _np_dtype(dtype)))
+    return EagerTensor(jnp.zeros(_shape(shape, "Fill", "shape"), _np_dtype(dtype)))
 
 
 def ones(shape, dtype=dtypes.float32, name=None, layout=None) -> Tensor:
-    return EagerTensor(jnp.ones(_shape(shape), _np_dtype(dtype)))
+    return EagerTensor(jnp.ones(_shape(shape, "Fill", "shape"), _np_dtype(dtype)))
 
 
 def zeros_like(input, dtype=None, name=None, layout=None) -> Tensor:
@@ -347,17 +450,20 @@ def fill(dims, value, name=None, layout=None) -> Tensor:
 
 
 def eye(num_rows, num_columns=None, batch_shape=None, dtype=dtypes.float32, name=None) -> Tensor:
+    num_rows = static_values.python_int(num_rows, "eye", "num_rows")
+    num_columns = static_values.python_int(num_columns, "eye", "num_columns")
     _check_dims((int(num_rows), int(num_rows if num_columns is None else num_columns)), "Fill")
     matrix = jnp.eye(int(num_rows), None if num_columns is None else int(num_columns), dtype=_np_dtype(dtype))
     if batch_shape is not None:
-        matrix = jnp.broadcast_to(matrix, (*_shape(batch_shape), *matrix.shape))
+        matrix = jnp.broadcast_to(matrix, (*_shape(batch_shape, "eye", "batch_shape"), *matrix.shape))
     return EagerTensor(matrix)
 
 
 def range(start, limit=None, delta=1, dtype=None, name="range") -> Tensor:  # noqa: A001 (TF's name)
     if limit is None:
         start, limit = 0, start
-    values = [to_array(v) for v in (start, limit, delta)]
+    values = [np.asarray(hashable(v, "Range", arg), v.dtype._np) if isinstance(v, _Operators) else to_array(v)
+              for v, arg in ((start, "start"), (limit, "limit"), (delta, "delta"))]
     _check_range(*(v.item() for v in values))
     if dtype is None:
         kinds = [v.dtype for v in values]
@@ -384,6 +490,7 @@ def linspace(start, stop, num, name=None, axis=0) -> Tensor:
     >>> print(tf.linspace(-2, 2, 5))
     tf.Tensor([-2. -1.  0.  1.  2.], shape=(5,), dtype=float64)
     """
+    num = static_values.python_int(num, "LinSpace", "num")
     if int(num) < 0:
         raise errors.invalid_argument("LinSpace", f"Requires num >= 0: {int(num)}")
     start_arr = to_array(start)
@@ -525,7 +632,7 @@ def boolean_mask(tensor, mask, axis=None, name="boolean_mask") -> Tensor:
     k = mask_value.ndim
     if k == 0:
         raise ValueError("mask cannot be scalar.")
-    axis = 0 if axis is None else int(axis)
+    axis = 0 if axis is None else int(hashable(axis, "boolean_mask", "axis"))
     axis = axis + len(shape) if axis < 0 else axis
     if shape[axis:axis + k] != mask_value.shape:
         raise ValueError(f"Shapes {TensorShape(shape[axis:axis + k])} and {TensorShape(mask_value.shape)} are "
@@ -597,8 +704,9 @@ def sequence_mask(lengths, maxlen=None, dtype=dtypes.bool_, name=None) -> Tensor
     if maxlen is None:
         value = _concrete(lengths, "sequence_mask", "lengths", "Pass maxlen.")
         maxlen = builtins.max(int(value.max()) if value.size else 0, 0)
-    _check_range(0, int(hashable(maxlen)), 1)
-    return _sequence_mask_op(lengths, maxlen=int(hashable(maxlen)), dtype=dtype)
+    maxlen = int(hashable(maxlen, "sequence_mask", "maxlen"))
+    _check_range(0, maxlen, 1)
+    return _sequence_mask_op(lengths, maxlen=maxlen, dtype=dtype)
 
 
 # -- sorting and searching ----------------------------------------------------------------------------------
@@ -721,7 +829,8 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None
         dtype = next(iter(given_dtypes.values()), dtypes.float32)
     on = arrays.get("on_value", np.ones((), dtype._np))
     off = arrays.get("off_value", np.zeros((), dtype._np))  # a dtype mismatch of the two: the row's TypeError
-    return _one_hot_op(indices, on, off, depth=int(hashable(depth)), axis=-1 if axis is None else int(axis))
+    return _one_hot_op(indices, on, off, depth=int(hashable(depth, "OneHot", "depth")),
+                       axis=-1 if axis is None else int(hashable(axis, "OneHot", "axis")))
 
 
 # -- reordering and slicing ---------------------------------------------------------------------------------

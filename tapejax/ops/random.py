@@ -58,13 +58,12 @@ def next_key(seed: int | None = None) -> jax.Array:
     return key
 
 
-def _shape(shape: Any) -> tuple[int, ...]:
-    if isinstance(shape, Tensor):
-        shape = np.asarray(shape._value).tolist()
-    dims = (int(shape),) if isinstance(shape, int | np.integer) else tuple(int(s) for s in shape)
+def _shape(shape: Any, op_type: str = "RandomUniform") -> tuple[int, ...]:
+    shape = hashable(shape, op_type, "shape")  # a shape tensor must have a value at trace time (static_values.py)
+    dims = (int(shape),) if isinstance(shape, int) else tuple(int(s) for s in shape)
     for d in dims:
         if d < 0:
-            raise errors.invalid_argument("RandomUniform", f"Dimension {d} must be >= 0")
+            raise errors.invalid_argument(op_type, f"Dimension {d} must be >= 0")
     return dims
 
 
@@ -79,7 +78,7 @@ def _float_dtype(dtype: Any) -> np.dtype:
 def normal(shape, mean=0.0, stddev=1.0, dtype=dtypes.float32, seed=None, name=None) -> Tensor:
     """Samples from a normal distribution; differentiable with respect to `mean` and `stddev`, as in TF."""
     np_dtype = _float_dtype(dtype)
-    sample = EagerTensor(jax.random.normal(next_key(seed), _shape(shape), np_dtype))
+    sample = EagerTensor(jax.random.normal(next_key(seed), _shape(shape, "RandomStandardNormal"), np_dtype))
     return _affine(sample, stddev, mean, np_dtype)
 
 
@@ -133,7 +132,8 @@ def shuffle(value, seed=None, name=None) -> Tensor:
 
 def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=dtypes.float32, seed=None, name=None) -> Tensor:
     np_dtype = dtypes.as_dtype(dtype)._np
-    sample = EagerTensor(jax.random.truncated_normal(next_key(seed), -2.0, 2.0, _shape(shape), np_dtype))
+    dims = _shape(shape, "TruncatedNormal")
+    sample = EagerTensor(jax.random.truncated_normal(next_key(seed), -2.0, 2.0, dims, np_dtype))
     return _affine(sample, stddev, mean, np_dtype)
 
 

@@ -450,6 +450,10 @@ SPEC: dict[str, Spec] = {
     "stop_gradient": unary(lambda x: x),
     "__getitem__": Spec(lambda rng: (normal(rng, (2, 3)),), lambda x, key: x[key], kwargs={"key": GETITEM_KEY},
                         impl_kwargs=_LazyKwargs(_getitem_impl_kwargs)),
+    # x[:, i] with a traced i (the public path inside tf.function): called here with a concrete index.
+    "__getitem_dynamic__": Spec(lambda rng: (normal(rng, (2, 3, 4)), np.array(-2, np.int32)),
+                                lambda x, i, key: x[:, int(i)], variadic=True,
+                                kwargs={"key": (("slice", None, None, None), ("index", 0))}),
     "shape": Spec(lambda rng: (normal(rng, (2, 3)),), lambda x: np.array(x.shape, np.int32)),
     "size": Spec(lambda rng: (normal(rng, (2, 3)),), lambda x: np.array(x.size, np.int32)),
     "rank": Spec(lambda rng: (normal(rng, (2, 3)),), lambda x: np.array(x.ndim, np.int32)),

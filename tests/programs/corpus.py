@@ -32,12 +32,8 @@ PROGRAMS = (
     Program("actor_critic_cartpole"),
     # 100 Adam steps of reinforcement learning: the engines' last-bit differences in float32 grow to ~1e-4.
     Program("ddpg_pendulum", rtol=1e-3),
-    Program("writing_a_training_loop_from_scratch", mask=r"Time taken: [0-9.]+s",
-            blocked_by="issue 18 item 1 (shapes under tf.function): SparseCategoricalCrossentropy's "
-                       "tf.reshape(..., tf.shape(y_pred)[:-1]) inside a tf.function step"),
-    Program("deepdream",
-            blocked_by="issue 18 item 1 (shapes under tf.function): Conv2D on an image of unknown size under "
-                       "input_signature=[None, None, 3] raises ConcretizationTypeError computing its output size"),
+    Program("writing_a_training_loop_from_scratch", mask=r"Time taken: [0-9.]+s"),
+    Program("deepdream"),
 )
 
 _NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|[-+]?\b(?:nan|inf)\b")

@@ -1,6 +1,6 @@
 """Random programs: `tf.function(f)(x)` computes what `f(x)` computes eagerly, and a second call does not retrace.
 
-The programs are those of programs.py. Each one is run three ways on tapejax: eagerly under a GradientTape (the
+The programs are those of random_programs.py. Each one is run three ways on tapejax: eagerly under a GradientTape (the
 reference), as a tf.function whose body records the program on a tape and returns `tape.gradient`, and as a
 tf.function of the bare program called under a GradientTape outside it. JAX's `jax.vjp` of the jnp twin checks
 the reference itself, so a bug shared by eager and compiled tapejax still fails. Every function is then called a
@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 from hypothesis import Phase, assume, given, note, seed, settings
 
-import programs as P
+import random_programs as P
 import tapejax as tf
 
 # Each example traces and compiles two tf.functions (and the vjp of one): fewer examples than the tape properties.

@@ -1,6 +1,6 @@
 """Property tests: what a GradientTape computes for a random program equals what JAX computes for it.
 
-Each random straight-line program (see programs.py) is run twice: through the TF API of the module
+Each random straight-line program (see random_programs.py) is run twice: through the TF API of the module
 under test, under a `GradientTape`, and in jax.numpy, differentiated with `jax.vjp` (the gradient)
 and forward-over-reverse `jax.jvp(jax.grad(f))` (the Hessian, as `jax.hessian` computes it).
 JAX is the oracle for the numbers; the tape semantics (None for unwatched or unconnected sources,
@@ -10,7 +10,7 @@ tests themselves honest (TF must pass every property too).
 
 JAX stays the right oracle after tapejax took TF's kernel conventions at the edges (a zero upstream gradient
 gives zero through sqrt/rsqrt/reciprocal; TF's gradients of pow in y, abs, reduce_max... at NaN, inf, 0 and
-bases <= 0; tests/compat/test_edge_values_vs_tf.py): programs.py draws no edge point (its rows are smooth and
+bases <= 0; tests/compat/test_edge_values_vs_tf.py): random_programs.py draws no edge point (its rows are smooth and
 tame on [-1.5, 1.5]: log and sqrt see positive arguments, denominators stay >= 1, no NaN or inf is drawn), and
 away from the edges those conventions are JAX's own derivatives (a masked zero cotangent times a finite
 derivative is the same 0).
@@ -29,7 +29,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import programs as P
+import random_programs as P
 import pytest
 from hypothesis import Phase, assume, given, note, seed, settings
 

@@ -1,7 +1,7 @@
 """History cannot change answers (issue 16): a sequence of random tape programs gives, at every position, what
 the same program gives in a fresh state (every cache cleared).
 
-Each element of a sequence is a random program (programs.py) and a way of asking the tape: a plain gradient, a
+Each element of a sequence is a random program (random_programs.py) and a way of asking the tape: a plain gradient, a
 target that is also a source, an unconnected target, a variable that is watched but never read, an intermediate
 tensor as a source, a persistent tape asked twice, or nested tapes. Each element runs twice in the sequence (its
 second run reuses the first one's memoized slice and compiles it), then alone in a fresh state: the fast paths'
@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import programs as P
+import random_programs as P
 from hypothesis import given, note, settings, strategies as st
 from test_gradient_properties import NO_EXPLAIN, SEED, watch_inputs
 

@@ -1,6 +1,6 @@
 """Random programs: tapejax's jacobian and ForwardAccumulator equal jax.jacrev and jax.jvp of the same program.
 
-The programs are those of programs.py (the gradient properties' table of ops). TensorFlow needs no check here:
+The programs are those of random_programs.py (the gradient properties' table of ops). TensorFlow needs no check here:
 test_gradient_properties.py already runs the jacobian-of-gradient property on both libraries.
 """
 
@@ -11,7 +11,7 @@ import jax
 import numpy as np
 from hypothesis import assume, given, settings
 
-import programs as P
+import random_programs as P
 import tapejax as tf
 
 # Each example compiles JAX's oracle and a vectorised jacobian: fewer examples than the gradient properties.

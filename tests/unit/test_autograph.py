@@ -1096,3 +1096,21 @@ def test_autograph_false_leaves_python_control_flow_as_it_is():
     with pytest.raises(tf.errors.OperatorNotAllowedInGraphError):
         tf.function(double_until, autograph=False)(c([1.0, 2.0]), c(10.0))
     close(tf.function(python_while, autograph=False)(c(1.0)), (c(15.0), c(3, tf.int32)))
+
+
+def test_an_object_first_made_in_a_tensor_loop_is_loop_local():
+    """A GradientTape created inside `for n in tf.range(...)` (DeepDream's loop) is local to the body, as TF
+    leaves it: the loop carries only the tensors; the tape is undefined after the loop."""
+
+    def dream(img, steps):
+        for n in tf.range(steps):
+            with tf.GradientTape() as tape:
+                tape.watch(img)
+                loss = tf.reduce_sum(img * img)
+            img = img - 0.1 * tape.gradient(loss, img)
+        return img
+
+    expected = dream(tf.ones([4]), 3)  # eagerly: a Python loop
+    traced = tf.function(dream)(tf.ones([4]), tf.constant(3))
+    np.testing.assert_allclose(traced.numpy(), expected.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(traced.numpy(), np.full(4, 0.8 ** 3, np.float32), rtol=1e-6)

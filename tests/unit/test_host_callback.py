@@ -14,7 +14,9 @@ import tapejax as tf
 from tapejax._src import errors
 
 ARRAYS = hnp.arrays(np.float32, hnp.array_shapes(max_dims=2, max_side=4),
-                    elements=st.floats(-3, 3, width=32))
+                    # XLA:CPU flushes denormals to zero (README, "Differences from TensorFlow"): a traced step's
+                    # result may be 0 where numpy's is 1e-40
+                    elements=st.floats(-3, 3, width=32, allow_subnormal=False))
 
 
 @settings(max_examples=20, deadline=None)

@@ -14,12 +14,13 @@ ROOT = pathlib.Path(tapejax.__file__).parent
 SRC = "tapejax._src"
 MAX_LINES = 450
 # Each module may import only modules listed before it (DESIGN/STYLE layering, adapted: see docs/design.md).
-ORDER = ["dtypes", "errors", "logs", "caches", "checking", "context", "tensor", "deferred", "convert", "tape",
-         "variable", "dispatch", "contracts", "zero_cotangent", "registry", "lowering", "executables", "structure",
+ORDER = ["dtypes", "errors", "string_values", "logs", "caches", "checking", "context", "tensor", "deferred", "convert",
+         "tape", "variable", "static_values", "dispatch", "contracts", "zero_cotangent", "registry", "lowering", "executables", "structure",
          "transforms", "sweep", "problem", "chunks", "debugging", "tape_arguments", "gradient_tape", "forward", "custom_gradient",
-         "module", "capture", "control_flow", "tensor_array", "tensor_array_loops", "loops", "autograph_transform",
+         "checkpoint_pending", "module", "capture", "control_flow", "tensor_array", "tensor_array_loops", "loops", "autograph_transform",
          "autograph_operators", "autograph", "signature", "concrete_function", "retracing", "function", "printing",
-         "summary_writer", "summary_encoding", "summary_ops", "devices", "host_callback"]
+         "summary_writer", "summary_encoding", "summary_ops", "devices", "host_callback",
+         "checkpoint_table", "checkpoint_bundle", "checkpoint_graph", "checkpoint_management", "checkpoint"]
 
 
 def _runtime_nodes(tree: ast.AST):
