@@ -120,8 +120,9 @@ def test_masks_follow_tensors_and_merge():
     np.testing.assert_array_equal(tf.keras.masks.get_mask(summed).numpy(), [[True, False], [False, True]])
 
 
-@pytest.mark.parametrize("path", ["keras.callbacks", "keras.layers.NoSuchLayer", "keras.regularizers.nope",
-                                  "keras.models.no_such_function", "keras.initializers.NoSuch"])
+@pytest.mark.parametrize("path", ["keras.NoSuchModule", "keras.layers.NoSuchLayer", "keras.regularizers.nope",
+                                  "keras.models.no_such_function", "keras.initializers.NoSuch",
+                                  "keras.callbacks.NoSuch", "keras.losses.nope", "keras.utils.nope"])
 def test_missing_keras_names_raise_not_implemented_naming_them(path):
     obj = tf
     with pytest.raises(NotImplementedError, match=path.rsplit(".", 1)[-1]) as info:
