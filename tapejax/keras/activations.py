@@ -14,6 +14,12 @@ _BY_NAME: dict[str, Callable] = {
     "softsign": tf.nn.softsign, "swish": tf.nn.silu, "silu": tf.nn.silu, "linear": lambda x: x,
 }
 
+# The functions by name, as `tf.keras.activations.relu` (TF's signatures, not Keras's extra arguments).
+relu, relu6, elu, selu, gelu = (_BY_NAME[n] for n in ("relu", "relu6", "elu", "selu", "gelu"))
+sigmoid, tanh, softmax, softplus, softsign = (_BY_NAME[n] for n in ("sigmoid", "tanh", "softmax", "softplus",
+                                                                    "softsign"))
+swish, silu, linear = _BY_NAME["swish"], _BY_NAME["silu"], _BY_NAME["linear"]
+
 
 def get(identifier: Any) -> Callable:
     """An activation from a name ('relu'), a function, or None (the identity)."""
@@ -31,3 +37,8 @@ def get(identifier: Any) -> Callable:
 
 softmax = logits.softmax
 sigmoid = logits.sigmoid
+
+
+from tapejax._src.errors import missing_symbols as _missing_symbols  # noqa: E402
+
+__getattr__ = _missing_symbols("tf.keras.activations")

@@ -135,3 +135,8 @@ densenet = _family("densenet", "torch")
 efficientnet = _family("efficientnet", None)
 efficientnet_v2 = _family("efficientnet_v2", None)
 convnext = _family("convnext", None)
+
+
+from tapejax._src.errors import missing_symbols as _missing_symbols  # noqa: E402
+
+__getattr__ = _missing_symbols("tf.keras.applications")

@@ -98,3 +98,8 @@ def is_int_dtype(dtype: Any) -> bool:
 
 def count_params(x: Any) -> int:
     return int(np.prod(x.shape))
+
+
+from tapejax._src.errors import missing_symbols as _missing_symbols  # noqa: E402
+
+__getattr__ = _missing_symbols("tf.keras.backend")

@@ -258,3 +258,8 @@ class LambdaCallback(Callback):
 # logging) live in monitor_callbacks.py.
 from tapejax.keras.monitor_callbacks import (CSVLogger, EarlyStopping, LearningRateScheduler,  # noqa: E402,F401
                                              ModelCheckpoint, ReduceLROnPlateau, TensorBoard, TerminateOnNaN)
+
+
+from tapejax._src.errors import missing_symbols as _missing_symbols  # noqa: E402
+
+__getattr__ = _missing_symbols("tf.keras.callbacks")

@@ -1,9 +1,10 @@
-"""tf.keras.layers: the layers custom GradientTape loops use, built only on tapejax's public API.
+"""tf.keras.layers: the base Layer, Input and the core layers; the other families live in layers_*.py and are
+re-exported at the end. Built on tapejax's public API (shape inference excepted: keras/symbolic.py).
 
 Layers are tf.Modules that build their weights on first call, inside a name scope of their unique name, so a
-weight's name is its Keras 3 `path` plus TF's `:0`: `dense/kernel:0` for a layer built on its own,
-`my_model/dense_1/bias:0` for one built inside a model's first call. Layers take symbolic `tf.keras.Input` tensors
-too (the functional API); their output shapes come from running them on zeros (see `_probe`).
+weight has Keras 3's short `name` (`kernel`) and `path`: `dense/kernel` for a layer built on its own,
+`my_model/dense_1/bias` for one built inside a model's first call. Layers take symbolic `tf.keras.Input` tensors
+too (the functional API); their output shapes come from running them under `jax.eval_shape` (see `_probe`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,11 @@ import numpy as np
 
 import tapejax as tf
 from tapejax.keras import activations, checkpointing, initializers
+from tapejax.keras import constraints as _constraints
+from tapejax.keras import masks as _masking
+from tapejax.keras import regularizers as _regularizers
+from tapejax.keras import symbolic as _symbolic
+from tapejax.keras.variables import Variable as KerasVariable
 
 class _Names(threading.local):
     """How many objects of each base name this thread has named: Keras 3 keeps these counts per thread (its
@@ -64,21 +70,27 @@ class _CallState(threading.local):
 
 
 _STATE = _CallState()
-_TRAINING_INDEX: dict[type, int | None] = {}
+_ARGUMENT_INDEX: dict[tuple[type, str], int | None] = {}
+
+
+def _argument_index(layer: Layer, argument: str) -> int | None:
+    """Where the layer's `call` takes `argument` (`training`, `mask`): its index among the positional arguments
+    after `inputs`, -1 if only by keyword, None if it does not take it (Keras 3 then drops it: `**kwargs` do not
+    count)."""
+    key = (type(layer), argument)
+    if key not in _ARGUMENT_INDEX:
+        index = None  # published once found: another thread must never read a half-made answer
+        for i, parameter in enumerate(inspect.signature(layer.call).parameters.values()):
+            if parameter.name == argument:
+                positional = parameter.kind in (parameter.POSITIONAL_ONLY, parameter.POSITIONAL_OR_KEYWORD)
+                index = i - 1 if positional else -1
+                break
+        _ARGUMENT_INDEX[key] = index
+    return _ARGUMENT_INDEX[key]
 
 
 def _training_index(layer: Layer) -> int | None:
-    """Where the layer's `call` takes `training`: its index among the positional arguments after `inputs`, -1 if
-    only by keyword, None if it does not take it."""
-    cls = type(layer)
-    if cls not in _TRAINING_INDEX:
-        index = None  # published once found: another thread must never read a half-made answer
-        for i, parameter in enumerate(inspect.signature(layer.call).parameters.values()):
-            if parameter.name == "training":
-                positional = parameter.kind in (parameter.POSITIONAL_ONLY, parameter.POSITIONAL_OR_KEYWORD)
-                index = i - 1 if positional else -1
-        _TRAINING_INDEX[cls] = index
-    return _TRAINING_INDEX[cls]
+    return _argument_index(layer, "training")
 
 
 def _takes_training(layer: Layer) -> bool:
@@ -113,17 +125,20 @@ class Layer(tf.Module):
     >>> layer
     <Dense name=head, built=False>
     >>> _ = layer(tf.ones([2, 4]))
-    >>> [w.name for w in layer.weights], layer.count_params()
-    (['head/kernel:0', 'head/bias:0'], 15)
+    >>> [w.name for w in layer.weights], [w.path for w in layer.weights], layer.count_params()
+    (['kernel', 'bias'], ['head/kernel', 'head/bias'], 15)
     """
 
     # Keras builds the stateless layers that have no `build` (Dropout, Activation, pooling) in `__init__`;
     # it shows in summary(): such a layer is never "(unbuilt)", and a subclassed model shows no output shape
     # for it, since its calls build nothing.
     _built_at_init = False
+    supports_masking = False  # Keras's: a layer that passes its inputs' mask on to its outputs
 
-    def __init__(self, trainable: bool = True, name: str | None = None, dtype: Any = None, **kwargs: Any):
+    def __init__(self, trainable: bool = True, name: str | None = None, dtype: Any = None,
+                 activity_regularizer: Any = None, **kwargs: Any):
         super().__init__(name=name or _unique_name(_snake_case(type(self).__name__)))
+        self.activity_regularizer = activity_regularizer
         self.trainable = trainable
         self.built = self._built_at_init
         self._own_weights: list[tf.Variable] = []
@@ -161,7 +176,7 @@ class Layer(tf.Module):
         return inputs
 
     def __call__(self, inputs: Any, *args: Any, **kwargs: Any) -> Any:
-        if any(isinstance(leaf, KerasTensor) for leaf in _leaves(inputs)):
+        if any(isinstance(leaf, KerasTensor) for leaf in _leaves((inputs, args, kwargs))):
             return self._call_symbolically(inputs, args, kwargs)
         inputs = jax.tree_util.tree_map(self._convert_input, inputs)
         inherited = _STATE.training[-1] if _STATE.training else None
@@ -174,6 +189,14 @@ class Layer(tf.Module):
             if kwargs.get("training") is None and inherited is not None:
                 kwargs["training"] = inherited
             training = kwargs.get("training", inherited)
+        else:  # Keras 3 drops `training` for a call that does not take it; the layers it calls still see it
+            given = kwargs.pop("training", None)
+            training = inherited if given is None else given
+        previous_mask = _masking.mask_of(inputs)
+        if _argument_index(self, "mask") is None:
+            kwargs.pop("mask", None)
+        elif kwargs.get("mask") is None and previous_mask is not None and len(args) <= _argument_index(self, "mask"):
+            kwargs["mask"] = previous_mask
         building = not self.built
         if not _STATE.training:  # the outermost call: losses added by an earlier forward pass are dropped
             self._clear_losses()
@@ -188,11 +211,32 @@ class Layer(tf.Module):
                 outputs = self.call(inputs, *args, **kwargs)
         finally:
             _STATE.training.pop()
+        if self.activity_regularizer is not None:  # Keras 3 divides by the batch size
+            for output in _leaves(outputs):
+                if isinstance(output, tf.Tensor) and output.shape.rank:
+                    self.add_loss(self.activity_regularizer(output) / tf.cast(tf.shape(output)[0], output.dtype))
+        if self.supports_masking or type(self).compute_mask is not Layer.compute_mask:
+            _masking.attach(outputs, self.compute_mask(inputs, kwargs.get("mask", previous_mask)))
         if building:
             self._output_shape = _shapes_of(outputs)
         if _STATE.probes:
             _STATE.probes[-1].setdefault(id(self), (self, _shapes_of(outputs)))
         return outputs
+
+    def compute_mask(self, inputs: Any, mask: Any = None) -> Any:
+        """The mask of the outputs (Keras's masking): the inputs' mask if the layer `supports_masking`, else None."""
+        return mask if self.supports_masking else None
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # Keras 3 layers take a new activation after construction (`layer.activation = "relu"`, or None).
+        if name == "activation" and isinstance(value, str):
+            value = activations.get(value)
+        elif name == "activity_regularizer":
+            value = _regularizers.get(value)
+        super().__setattr__(name, value)
+
+    def _activate(self, outputs: Any) -> Any:
+        return outputs if self.activation is None else self.activation(outputs)
 
     @contextlib.contextmanager
     def _own_name_scope(self) -> Any:
@@ -222,7 +266,8 @@ class Layer(tf.Module):
 
     def _call_symbolically(self, inputs: Any, args: tuple, kwargs: dict) -> Any:
         """A call on KerasTensors (the functional API): builds the layer and returns KerasTensors."""
-        treedef, shapes, dtypes = _probe(lambda concrete: self(concrete, *args, **kwargs), inputs)
+        # KerasTensors may come as other arguments too (`attention(query, value)`): all are probed.
+        treedef, shapes, dtypes = _probe(lambda c: self(c[0], *c[1], **c[2]), (inputs, args, kwargs))
         self._clear_losses()  # the probe's losses are not a forward pass's
         node = _Node(self, len(self._inbound_nodes), inputs, args, kwargs)
         outputs = []
@@ -234,12 +279,30 @@ class Layer(tf.Module):
         self._inbound_nodes.append(node)
         return node.outputs
 
-    def add_weight(self, name: str, shape: Any = (), dtype: Any = None, initializer: Any = "glorot_uniform",
-                   trainable: bool = True, **kwargs: Any) -> tf.Variable:
-        """Creates a weight of this layer, named `layer_name/name:0` when called from `build`."""
+    def add_weight(self, *args: Any, **kwargs: Any) -> tf.Variable:
+        """Creates a weight of this layer (Keras 3's `add_weight(shape, initializer, dtype, trainable, autocast,
+        regularizer, constraint, aggregation, overwrite_with_gradient, name)`), named `name` with the path
+        `layer_name/name` when called from `build`. Keras 2's order, a name first (`add_weight("w", shape)`),
+        is accepted too. The regularizer's penalty joins `losses`; optimizers apply the constraint."""
+        order = _LEGACY_ADD_WEIGHT if args and isinstance(args[0], str) else _ADD_WEIGHT
+        if len(args) > len(order):
+            raise TypeError(f"add_weight() takes at most {len(order)} positional arguments ({len(args)} given)")
+        for key, value in zip(order, args):
+            if key in kwargs:
+                raise TypeError(f"add_weight() got multiple values for argument '{key}'")
+            kwargs[key] = value
+        shape = () if kwargs.get("shape") is None else kwargs["shape"]
+        dtype = tf.as_dtype(kwargs.get("dtype") or self.dtype)
+        initializer = kwargs.get("initializer")
+        if initializer is None:
+            initializer = "glorot_uniform" if dtype.is_floating else "zeros"
         init = initializers.get(initializer)
+        trainable = kwargs.get("trainable")
         with tf.init_scope():  # built on a first tf.function call too: the initial value is computed concretely
-            variable = tf.Variable(init(shape, dtype or self.dtype), name=name, trainable=trainable)
+            variable = KerasVariable(init(shape, dtype), name=kwargs.get("name") or "variable",
+                                     trainable=True if trainable is None else bool(trainable), dtype=dtype,
+                                     constraint=_constraints.get(kwargs.get("constraint")),
+                                     regularizer=_regularizers.get(kwargs.get("regularizer")))
         self._own_weights.append(variable)
         return variable
 
@@ -323,8 +386,18 @@ class Layer(tf.Module):
 
     @property
     def losses(self) -> list[Any]:
-        """The losses that this layer and its sublayers added during the last forward pass."""
-        return list(self.__dict__.get("_losses", [])) + [x for layer in self._sublayers() for x in layer.losses]
+        """The losses this layer and its sublayers added during the last forward pass (`add_loss`, activity
+        regularizers), then the penalties of the regularized trainable weights, in Keras 3's order."""
+        added = list(self.__dict__.get("_losses", []))
+        for layer in self._all_sublayers():
+            added += layer.__dict__.get("_losses", [])
+        return added + [w.regularizer(w) for w in self.trainable_weights if getattr(w, "regularizer", None)]
+
+    def _all_sublayers(self) -> list[Layer]:
+        found = []
+        for layer in self._sublayers():
+            found += [layer, *layer._all_sublayers()]
+        return _unique(found)
 
     def _clear_losses(self) -> None:
         self.__dict__["_losses"] = []
@@ -365,6 +438,11 @@ class Layer(tf.Module):
             raise ValueError(f"You tried to call `count_params` on layer '{self.name}', but the layer isn't built. "
                              "Call it on a batch first, or build it with `layer.build(input_shape)`.")
         return sum(int(np.prod(w.shape)) for w in self.weights)
+
+
+_ADD_WEIGHT = ("shape", "initializer", "dtype", "trainable", "autocast", "regularizer", "constraint",
+               "aggregation", "overwrite_with_gradient", "name")
+_LEGACY_ADD_WEIGHT = ("name", "shape", "dtype", "initializer", "regularizer", "trainable", "constraint")
 
 
 def _scoped_build(build: Any) -> Any:
@@ -477,34 +555,50 @@ _PROBE_SIZES = ((1, 12), (2, 24))
 
 
 def _probe(fn: Any, specs: Any) -> tuple[Any, list[tf.TensorShape], list[Any]]:
-    """Shape inference by running `fn` twice on zeros shaped like the KerasTensors in `specs`, each unknown
+    """Shape inference: runs `fn` twice on tensors shaped like the KerasTensors in `specs`, each unknown
     dimension given a different size in each run: a dimension of an output is known (an int) if it came out the
-    same both times, else None.
+    same both times, else None. The runs are abstract (`symbolic.abstract_run`: `jax.eval_shape`, nothing
+    computed or compiled), or on zeros when `fn` needs values.
 
     Every layer called inside also gets its output shape merged in this way (`layer._output_shape`). Returns
     the output structure's treedef, and the flat output shapes and dtypes.
     """
-    runs = []
-    for batch, other in _PROBE_SIZES:
-        def zeros(spec: Any) -> Any:
-            if not isinstance(spec, KerasTensor):
-                return spec
-            dims = [(batch if axis == 0 else other) if d is None else d for axis, d in enumerate(spec.shape)]
-            return tf.zeros(dims, spec.dtype)
-        reports: dict[int, tuple[Layer, Any]] = {}
-        _STATE.probes.append(reports)
-        try:
-            outputs = fn(jax.tree_util.tree_map(zeros, specs, is_leaf=lambda x: isinstance(x, KerasTensor)))
-        finally:
-            _STATE.probes.pop()
-        runs.append((outputs, reports))
+    try:
+        runs = [_probe_once(fn, specs, sizes, abstract=True) for sizes in _PROBE_SIZES]
+    except Exception as e:
+        if not _symbolic.needs_values(e):
+            raise
+        runs = [_probe_once(fn, specs, sizes, abstract=False) for sizes in _PROBE_SIZES]
     (first, first_reports), (second, second_reports) = runs
     for key, (layer, shape) in first_reports.items():
         if key in second_reports:
             layer._output_shape = _merge_shapes(shape, second_reports[key][1])
     flat, treedef = jax.tree_util.tree_flatten(first)
-    shapes = [_merge_shapes(a.shape, b.shape) for a, b in zip(flat, jax.tree_util.tree_leaves(second))]
-    return treedef, shapes, [x.dtype for x in flat]
+    shapes = [_merge_shapes(tf.TensorShape(a.shape), tf.TensorShape(b.shape))
+              for a, b in zip(flat, jax.tree_util.tree_leaves(second))]
+    return treedef, shapes, [tf.as_dtype(x.dtype) for x in flat]
+
+
+def _probe_once(fn: Any, specs: Any, sizes: tuple[int, int], abstract: bool) -> tuple[Any, dict]:
+    batch, other = sizes
+    is_symbol = lambda x: isinstance(x, KerasTensor)
+
+    def dims(spec: KerasTensor) -> list[int]:
+        return [(batch if axis == 0 else other) if d is None else d for axis, d in enumerate(spec.shape)]
+
+    reports: dict[int, tuple[Layer, Any]] = {}
+    _STATE.probes.append(reports)
+    try:
+        if abstract:
+            arrays = [jax.ShapeDtypeStruct(dims(s), s.dtype.as_numpy_dtype) for s in _leaves(specs) if is_symbol(s)]
+            treedef, flat = _symbolic.abstract_run(fn, specs, arrays)
+            outputs = jax.tree_util.tree_unflatten(treedef, flat)
+        else:
+            outputs = fn(jax.tree_util.tree_map(lambda s: tf.zeros(dims(s), s.dtype) if is_symbol(s) else s, specs,
+                                                is_leaf=is_symbol))
+    finally:
+        _STATE.probes.pop()
+    return outputs, reports
 
 
 def _merge_shapes(a: Any, b: Any) -> Any:
@@ -557,26 +651,35 @@ def Input(shape: Any = None, batch_size: int | None = None, dtype: Any = None, b
 class Dense(Layer):
     """`activation(inputs @ kernel + bias)` (`tf.keras.layers.Dense`)."""
 
+    supports_masking = True
+
     def __init__(self, units: int, activation: Any = None, use_bias: bool = True,
-                 kernel_initializer: Any = "glorot_uniform", bias_initializer: Any = "zeros", **kwargs: Any):
+                 kernel_initializer: Any = "glorot_uniform", bias_initializer: Any = "zeros",
+                 kernel_regularizer: Any = None, bias_regularizer: Any = None, kernel_constraint: Any = None,
+                 bias_constraint: Any = None, **kwargs: Any):
         super().__init__(**kwargs)
         self.units = int(units)
         self.activation = activations.get(activation)
         self.use_bias = use_bias
         self.kernel_initializer = kernel_initializer
         self.bias_initializer = bias_initializer
+        self.kernel_regularizer, self.bias_regularizer = kernel_regularizer, bias_regularizer
+        self.kernel_constraint, self.bias_constraint = kernel_constraint, bias_constraint
 
     def build(self, input_shape: tf.TensorShape) -> None:
-        self.kernel = self.add_weight("kernel", [input_shape[-1], self.units], initializer=self.kernel_initializer)
+        self.kernel = self.add_weight(name="kernel", shape=[input_shape[-1], self.units],
+                                      initializer=self.kernel_initializer, regularizer=self.kernel_regularizer,
+                                      constraint=self.kernel_constraint)
         if self.use_bias:
-            self.bias = self.add_weight("bias", [self.units], initializer=self.bias_initializer)
+            self.bias = self.add_weight(name="bias", shape=[self.units], initializer=self.bias_initializer,
+                                        regularizer=self.bias_regularizer, constraint=self.bias_constraint)
 
     def call(self, inputs: Any) -> Any:
         outputs = tf.matmul(inputs, self.kernel) if inputs.shape.rank == 2 else tf.einsum(
             "...i,ij->...j", inputs, self.kernel)
         if self.use_bias:
             outputs = outputs + self.bias
-        return self.activation(outputs)
+        return self._activate(outputs)
 
 
 class _Normalization(Layer):
@@ -589,9 +692,9 @@ class _Normalization(Layer):
     def build(self, input_shape: tf.TensorShape) -> None:
         size = [input_shape[self.axis]]
         if self.scale:
-            self.gamma = self.add_weight("gamma", size, initializer="ones")
+            self.gamma = self.add_weight(name="gamma", shape=size, initializer="ones")
         if self.center:
-            self.beta = self.add_weight("beta", size, initializer="zeros")
+            self.beta = self.add_weight(name="beta", shape=size, initializer="zeros")
 
     def _normalize(self, inputs: Any, mean: Any, variance: Any) -> Any:
         outputs = (inputs - mean) * tf.math.rsqrt(variance + self.epsilon)
@@ -610,6 +713,8 @@ class BatchNormalization(_Normalization):
     statistics are used.
     """
 
+    supports_masking = True
+
     def __init__(self, axis: int = -1, momentum: float = 0.99, epsilon: float = 1e-3, center: bool = True,
                  scale: bool = True, **kwargs: Any):
         super().__init__(axis, epsilon, center, scale, **kwargs)
@@ -618,8 +723,8 @@ class BatchNormalization(_Normalization):
     def build(self, input_shape: tf.TensorShape) -> None:
         super().build(input_shape)
         size = [input_shape[self.axis]]
-        self.moving_mean = self.add_weight("moving_mean", size, initializer="zeros", trainable=False)
-        self.moving_variance = self.add_weight("moving_variance", size, initializer="ones", trainable=False)
+        self.moving_mean = self.add_weight(name="moving_mean", shape=size, initializer="zeros", trainable=False)
+        self.moving_variance = self.add_weight(name="moving_variance", shape=size, initializer="ones", trainable=False)
 
     def call(self, inputs: Any, training: bool | None = None) -> Any:
         rank = inputs.shape.rank
@@ -638,6 +743,8 @@ class BatchNormalization(_Normalization):
 class Activation(Layer):
     """Applies an activation, given by name or function (`tf.keras.layers.Activation`)."""
 
+    supports_masking = True
+
     _built_at_init = True
 
     def __init__(self, activation: Any, **kwargs: Any):
@@ -645,7 +752,7 @@ class Activation(Layer):
         self.activation = activations.get(activation)
 
     def call(self, inputs: Any) -> Any:
-        return self.activation(inputs)
+        return self._activate(inputs)
 
 
 class Concatenate(Layer):
@@ -681,6 +788,8 @@ class Dropout(Layer):
     under `tf.random.set_seed` (`tf.keras.layers.Dropout`). The mask is a constant on the tape, so a replay
     uses the same mask."""
 
+    supports_masking = True
+
     _built_at_init = True
 
     def __init__(self, rate: float, noise_shape: Any = None, seed: int | None = None, **kwargs: Any):
@@ -698,6 +807,8 @@ class Dropout(Layer):
 class LayerNormalization(_Normalization):
     """Normalises each example over `axis` (`tf.keras.layers.LayerNormalization`)."""
 
+    supports_masking = True
+
     def __init__(self, axis: int = -1, epsilon: float = 1e-3, center: bool = True, scale: bool = True,
                  **kwargs: Any):
         super().__init__(axis, epsilon, center, scale, **kwargs)
@@ -711,165 +822,88 @@ class LayerNormalization(_Normalization):
 class Embedding(Layer):
     """A lookup table of `output_dim` vectors for `input_dim` ids (`tf.keras.layers.Embedding`)."""
 
-    def __init__(self, input_dim: int, output_dim: int, embeddings_initializer: Any = None, **kwargs: Any):
+    def __init__(self, input_dim: int, output_dim: int, embeddings_initializer: Any = None,
+                 embeddings_regularizer: Any = None, embeddings_constraint: Any = None, mask_zero: bool = False,
+                 **kwargs: Any):
+        kwargs.pop("input_length", None)  # Keras 2's argument, which Keras 3 ignores
         super().__init__(**kwargs)
         self.input_dim, self.output_dim = int(input_dim), int(output_dim)
         self.embeddings_initializer = embeddings_initializer or initializers.RandomUniform(-0.05, 0.05)
+        self.embeddings_regularizer, self.embeddings_constraint = embeddings_regularizer, embeddings_constraint
+        self.mask_zero = bool(mask_zero)
 
     def build(self, input_shape: tf.TensorShape) -> None:
-        self.embeddings = self.add_weight("embeddings", [self.input_dim, self.output_dim],
-                                          initializer=self.embeddings_initializer)
+        self.embeddings = self.add_weight(name="embeddings", shape=[self.input_dim, self.output_dim],
+                                          initializer=self.embeddings_initializer,
+                                          regularizer=self.embeddings_regularizer,
+                                          constraint=self.embeddings_constraint)
 
     def call(self, inputs: Any) -> Any:
         return tf.gather(self.embeddings, tf.cast(inputs, tf.int32))
 
-
-def _pair(value: Any, what: str) -> tuple[int, int]:
-    pair = (value, value) if isinstance(value, int | np.integer) else tuple(value)
-    if len(pair) != 2:
-        raise ValueError(f"The `{what}` argument must be an int or a tuple of 2 ints; received {value!r}.")
-    return int(pair[0]), int(pair[1])
+    def compute_mask(self, inputs: Any, mask: Any = None) -> Any:
+        """With `mask_zero`, id 0 is padding: the mask is `inputs != 0`."""
+        return tf.not_equal(inputs, 0) if self.mask_zero else None
 
 
-def _padding(padding: str) -> str:
-    if str(padding).lower() not in ("valid", "same"):
-        raise ValueError(f"`padding` must be 'valid' or 'same'; received {padding!r}.")
-    return str(padding).lower()
 
+# The rest of tf.keras.layers lives in one module per family; they build on Layer above, so they come last.
+from tapejax.keras.layers_activation import ELU as ELU, LeakyReLU as LeakyReLU, PReLU as PReLU  # noqa: E402
+from tapejax.keras.layers_activation import ReLU as ReLU, Softmax as Softmax  # noqa: E402
+from tapejax.keras.layers_conv import Conv1D as Conv1D, Conv2D as Conv2D, Conv3D as Conv3D  # noqa: E402
+from tapejax.keras.layers_conv import (Conv1DTranspose as Conv1DTranspose,  # noqa: E402
+                                       Conv2DTranspose as Conv2DTranspose, Conv3DTranspose as Conv3DTranspose,
+                                       Convolution1D as Convolution1D, Convolution2D as Convolution2D,
+                                       Convolution2DTranspose as Convolution2DTranspose,
+                                       Convolution3D as Convolution3D, Convolution3DTranspose as Convolution3DTranspose,
+                                       DepthwiseConv1D as DepthwiseConv1D, DepthwiseConv2D as DepthwiseConv2D,
+                                       SeparableConv1D as SeparableConv1D, SeparableConv2D as SeparableConv2D,
+                                       SeparableConvolution1D as SeparableConvolution1D,
+                                       SeparableConvolution2D as SeparableConvolution2D)
+from tapejax.keras.layers_merge import (Add as Add, Average as Average, Dot as Dot, Maximum as Maximum,  # noqa: E402
+                                        Minimum as Minimum, Multiply as Multiply, Subtract as Subtract, add as add,
+                                        average as average, concatenate as concatenate, dot as dot,
+                                        maximum as maximum, minimum as minimum, multiply as multiply,
+                                        subtract as subtract)
+from tapejax.keras.layers_noise import (ActivityRegularization as ActivityRegularization,  # noqa: E402
+                                        GaussianDropout as GaussianDropout, GaussianNoise as GaussianNoise,
+                                        Masking as Masking, SpatialDropout1D as SpatialDropout1D,
+                                        SpatialDropout2D as SpatialDropout2D, SpatialDropout3D as SpatialDropout3D)
+from tapejax.keras.layers_pooling import (AveragePooling1D as AveragePooling1D,  # noqa: E402
+                                          AveragePooling2D as AveragePooling2D, AveragePooling3D as AveragePooling3D,
+                                          AvgPool1D as AvgPool1D, AvgPool2D as AvgPool2D, AvgPool3D as AvgPool3D,
+                                          GlobalAveragePooling1D as GlobalAveragePooling1D,
+                                          GlobalAveragePooling2D as GlobalAveragePooling2D,
+                                          GlobalAveragePooling3D as GlobalAveragePooling3D,
+                                          GlobalAvgPool1D as GlobalAvgPool1D, GlobalAvgPool2D as GlobalAvgPool2D,
+                                          GlobalAvgPool3D as GlobalAvgPool3D,
+                                          GlobalMaxPool1D as GlobalMaxPool1D, GlobalMaxPool2D as GlobalMaxPool2D,
+                                          GlobalMaxPool3D as GlobalMaxPool3D,
+                                          GlobalMaxPooling1D as GlobalMaxPooling1D,
+                                          GlobalMaxPooling2D as GlobalMaxPooling2D,
+                                          GlobalMaxPooling3D as GlobalMaxPooling3D, MaxPool1D as MaxPool1D,
+                                          MaxPool2D as MaxPool2D, MaxPool3D as MaxPool3D,
+                                          MaxPooling1D as MaxPooling1D, MaxPooling2D as MaxPooling2D,
+                                          MaxPooling3D as MaxPooling3D)
+from tapejax.keras.layers_reshape import (Cropping1D as Cropping1D, Cropping2D as Cropping2D,  # noqa: E402
+                                          Cropping3D as Cropping3D, Lambda as Lambda, Permute as Permute,
+                                          RepeatVector as RepeatVector, Reshape as Reshape,
+                                          UpSampling1D as UpSampling1D, UpSampling2D as UpSampling2D,
+                                          UpSampling3D as UpSampling3D, ZeroPadding1D as ZeroPadding1D,
+                                          ZeroPadding2D as ZeroPadding2D, ZeroPadding3D as ZeroPadding3D)
+from tapejax.keras.layers_rnn import (GRU as GRU, LSTM as LSTM, RNN as RNN, GRUCell as GRUCell,  # noqa: E402
+                                      LSTMCell as LSTMCell, SimpleRNN as SimpleRNN, SimpleRNNCell as SimpleRNNCell)
+from tapejax.keras.layers_attention import AdditiveAttention as AdditiveAttention  # noqa: E402
+from tapejax.keras.layers_attention import Attention as Attention  # noqa: E402
+from tapejax.keras.layers_attention import MultiHeadAttention as MultiHeadAttention  # noqa: E402
+from tapejax.keras.layers_preprocessing import (CenterCrop as CenterCrop,  # noqa: E402
+                                                Normalization as Normalization, RandomContrast as RandomContrast,
+                                                RandomFlip as RandomFlip, RandomRotation as RandomRotation,
+                                                RandomTranslation as RandomTranslation, RandomZoom as RandomZoom,
+                                                Rescaling as Rescaling, Resizing as Resizing)
+from tapejax.keras.layers_wrappers import Bidirectional as Bidirectional  # noqa: E402
+from tapejax.keras.layers_wrappers import TimeDistributed as TimeDistributed  # noqa: E402
 
-def _data_format(data_format: str | None) -> str:
-    data_format = data_format or "channels_last"  # keras.config.image_data_format()'s default
-    if data_format not in ("channels_last", "channels_first"):
-        raise ValueError(f"`data_format` must be 'channels_last' or 'channels_first'; received {data_format!r}.")
-    return data_format
+from tapejax._src.errors import missing_symbols as _missing_symbols  # noqa: E402
 
-
-def _to_channels_last(inputs: Any, data_format: str) -> Any:
-    # tf.nn's 2-D ops take NHWC here; channels_first inputs are transposed around them, as Keras's TF backend does.
-    return inputs if data_format == "channels_last" else tf.transpose(inputs, [0, 2, 3, 1])
-
-
-def _from_channels_last(outputs: Any, data_format: str) -> Any:
-    return outputs if data_format == "channels_last" else tf.transpose(outputs, [0, 3, 1, 2])
-
-
-class Conv2D(Layer):
-    """A 2-D convolution, `activation(conv2d(inputs, kernel) + bias)`, on `tf.nn.conv2d` (`tf.keras.layers.Conv2D`).
-
-    The kernel has shape `kernel_size + (input_channels // groups, filters)`; `padding` is "valid" or "same".
-
-    >>> import tapejax as tf
-    >>> layer = tf.keras.layers.Conv2D(4, 3, strides=2, padding="same")
-    >>> layer(tf.ones([1, 9, 9, 2])).shape, layer.kernel.shape
-    (TensorShape([1, 5, 5, 4]), TensorShape([3, 3, 2, 4]))
-    """
-
-    def __init__(self, filters: int, kernel_size: Any, strides: Any = (1, 1), padding: str = "valid",
-                 data_format: str | None = None, dilation_rate: Any = (1, 1), groups: int = 1, activation: Any = None,
-                 use_bias: bool = True, kernel_initializer: Any = "glorot_uniform", bias_initializer: Any = "zeros",
-                 **kwargs: Any):
-        super().__init__(**kwargs)
-        self.filters, self.groups = int(filters), int(groups)
-        self.kernel_size = _pair(kernel_size, "kernel_size")
-        self.strides, self.dilation_rate = _pair(strides, "strides"), _pair(dilation_rate, "dilation_rate")
-        self.padding, self.data_format = _padding(padding), _data_format(data_format)
-        self.activation = activations.get(activation)
-        self.use_bias = use_bias
-        self.kernel_initializer, self.bias_initializer = kernel_initializer, bias_initializer
-        if max(self.strides) > 1 and max(self.dilation_rate) > 1:
-            raise ValueError("`strides > 1` not supported in conjunction with `dilation_rate > 1`. Received: "
-                             f"strides={self.strides} and dilation_rate={self.dilation_rate}")
-        if self.filters % self.groups:
-            raise ValueError(f"`filters` ({self.filters}) must be divisible by `groups` ({self.groups}).")
-
-    def build(self, input_shape: tf.TensorShape) -> None:
-        channels = input_shape[-1 if self.data_format == "channels_last" else 1]
-        if channels is None or channels % self.groups:
-            raise ValueError(f"Conv2D needs a known number of input channels divisible by groups={self.groups}; "
-                             f"the input shape is {input_shape}.")
-        self.kernel = self.add_weight("kernel", [*self.kernel_size, channels // self.groups, self.filters],
-                                      initializer=self.kernel_initializer)
-        if self.use_bias:
-            self.bias = self.add_weight("bias", [self.filters], initializer=self.bias_initializer)
-
-    def call(self, inputs: Any) -> Any:
-        x = _to_channels_last(inputs, self.data_format)
-        options = dict(strides=[1, *self.strides, 1], padding=self.padding.upper(),
-                       dilations=[1, *self.dilation_rate, 1])
-        if self.groups == 1:
-            outputs = tf.nn.conv2d(x, self.kernel, **options)
-        else:  # each group of input channels meets its own slice of the filters
-            outputs = tf.concat([tf.nn.conv2d(part, kernel, **options) for part, kernel in zip(
-                tf.split(x, self.groups, axis=-1), tf.split(self.kernel, self.groups, axis=-1))], axis=-1)
-        if self.use_bias:
-            outputs = tf.nn.bias_add(outputs, self.bias)
-        return self.activation(_from_channels_last(outputs, self.data_format))
-
-
-class _Pooling2D(Layer):
-    """What max and average pooling share: a window of `pool_size`, moved by `strides` (default: `pool_size`)."""
-
-    _built_at_init = True
-
-    def __init__(self, pool_size: Any, strides: Any, padding: str, data_format: str | None, **kwargs: Any):
-        super().__init__(**kwargs)
-        self.pool_size = _pair(pool_size, "pool_size")
-        self.strides = self.pool_size if strides is None else _pair(strides, "strides")
-        self.padding, self.data_format = _padding(padding), _data_format(data_format)
-
-    def _pool(self, op: Any, inputs: Any) -> Any:
-        outputs = op(_to_channels_last(inputs, self.data_format), ksize=[1, *self.pool_size, 1],
-                     strides=[1, *self.strides, 1], padding=self.padding.upper())
-        return _from_channels_last(outputs, self.data_format)
-
-
-class MaxPooling2D(_Pooling2D):
-    """The maximum over each window, on `tf.nn.max_pool2d` (`tf.keras.layers.MaxPooling2D`).
-
-    >>> import tapejax as tf
-    >>> tf.keras.layers.MaxPooling2D()(tf.ones([1, 5, 5, 3])).shape
-    TensorShape([1, 2, 2, 3])
-    """
-
-    def __init__(self, pool_size: Any = (2, 2), strides: Any = None, padding: str = "valid",
-                 data_format: str | None = None, **kwargs: Any):
-        super().__init__(pool_size, strides, padding, data_format, **kwargs)
-
-    def call(self, inputs: Any) -> Any:
-        return self._pool(tf.nn.max_pool2d, inputs)
-
-
-class AveragePooling2D(_Pooling2D):
-    """The mean over each window, on `tf.nn.avg_pool2d` (`tf.keras.layers.AveragePooling2D`); with "same"
-    padding, a window at the border averages only the inputs it covers. `pool_size` is required, as in Keras 3.
-
-    >>> import tapejax as tf
-    >>> tf.keras.layers.AveragePooling2D(2, padding="same")(tf.ones([1, 5, 5, 3])).shape
-    TensorShape([1, 3, 3, 3])
-    """
-
-    def __init__(self, pool_size: Any, strides: Any = None, padding: str = "valid", data_format: str | None = None,
-                 **kwargs: Any):
-        super().__init__(pool_size, strides, padding, data_format, **kwargs)
-
-    def call(self, inputs: Any) -> Any:
-        return self._pool(tf.nn.avg_pool2d, inputs)
-
-
-class GlobalAveragePooling2D(Layer):
-    """The mean over the spatial axes (`tf.keras.layers.GlobalAveragePooling2D`).
-
-    >>> import tapejax as tf
-    >>> tf.keras.layers.GlobalAveragePooling2D()(tf.ones([2, 5, 5, 3])).shape
-    TensorShape([2, 3])
-    """
-
-    _built_at_init = True
-
-    def __init__(self, data_format: str | None = None, keepdims: bool = False, **kwargs: Any):
-        super().__init__(**kwargs)
-        self.data_format, self.keepdims = _data_format(data_format), keepdims
-
-    def call(self, inputs: Any) -> Any:
-        axes = [1, 2] if self.data_format == "channels_last" else [2, 3]
-        return tf.reduce_mean(inputs, axis=axes, keepdims=self.keepdims)
+__getattr__ = _missing_symbols("tf.keras.layers")

@@ -257,3 +257,8 @@ def deserialize(name: Any, custom_objects: dict[str, Any] | None = None) -> Any:
     if isinstance(name, str) and custom_objects and name in custom_objects:
         return custom_objects[name]
     return get(name)
+
+
+from tapejax._src.errors import missing_symbols as _missing_symbols  # noqa: E402
+
+__getattr__ = _missing_symbols("tf.keras.losses")

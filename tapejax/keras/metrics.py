@@ -343,3 +343,8 @@ def get(identifier: Any) -> Any:
     if callable(identifier):
         return identifier
     raise ValueError(f"Could not interpret metric identifier: {identifier}")
+
+
+from tapejax._src.errors import missing_symbols as _missing_symbols  # noqa: E402
+
+__getattr__ = _missing_symbols("tf.keras.metrics")

@@ -1,7 +1,7 @@
 """tf.keras.Model (subclassed and functional) and tf.keras.Sequential, with Keras 3's `summary()` table.
 
 A subclassed model is a Layer whose sublayers are its attributes: it builds on its first call, and its weights
-are named under its own name (`my_model/dense/kernel:0`). A Sequential model with a `tf.keras.Input` first, and
+have paths under its own name (`my_model/dense/kernel`). A Sequential model with a `tf.keras.Input` first, and
 any model given to `build(input_shape)`, is built at once by running it on zeros (`layers._probe`), which also
 gives every layer its output shape for `summary()`, with None where the batch (or another unknown dimension) is.
 """
@@ -48,7 +48,7 @@ class Model(Trainer, Layer):
     TensorShape([2, 1])
     >>> [layer.name for layer in model.layers] == [model.hidden.name, model.out.name]
     True
-    >>> model.trainable_variables[0].name == f"{model.name}/{model.hidden.name}/kernel:0"
+    >>> model.trainable_variables[0].path == f"{model.name}/{model.hidden.name}/kernel"
     True
 
     Differences from TensorFlow: `build(input_shape)` on a subclassed model builds its layers by running
@@ -94,6 +94,7 @@ class Model(Trainer, Layer):
     def _build_from(self, specs: Any) -> None:
         with self._own_name_scope():
             treedef, shapes, _ = _probe(self.call, specs)
+        self._clear_losses()  # the probe's losses are not a forward pass's
         self._output_shape = jax.tree_util.tree_unflatten(treedef, shapes)
         self.built = True
 
@@ -312,12 +313,12 @@ class Functional(Model):
         for node in self._nodes:
             if isinstance(node.layer, InputLayer):
                 continue
-            args = jax.tree_util.tree_map(lambda x: values[id(x)] if is_symbol(x) else x, node.inputs,
-                                          is_leaf=is_symbol)
-            kwargs = dict(node.kwargs)
+            args, call_args, kwargs = jax.tree_util.tree_map(lambda x: values[id(x)] if is_symbol(x) else x,
+                                                             (node.inputs, node.args, dict(node.kwargs)),
+                                                             is_leaf=is_symbol)
             if training is not None and kwargs.get("training") is None and _takes_training(node.layer):
                 kwargs["training"] = training
-            outputs = node.layer(args, *node.args, **kwargs)
+            outputs = node.layer(args, *call_args, **kwargs)
             for symbol, value in zip(_leaves(node.outputs), jax.tree_util.tree_leaves(outputs)):
                 values[id(symbol)] = value
         return jax.tree_util.tree_map(lambda t: values[id(t)], self._outputs_structure, is_leaf=is_symbol)
@@ -346,7 +347,7 @@ def _graph_depths(outputs: list[KerasTensor]) -> dict[_Node, int]:
         if depths.get(node, -1) >= depth:
             return
         depths[node] = depth
-        for parent in _leaves(node.inputs):
+        for parent in _leaves((node.inputs, node.args, node.kwargs)):
             if isinstance(parent, KerasTensor):
                 visit(parent, depth + 1)
 
@@ -440,7 +441,7 @@ def _connections(layer: Layer, nodes: set[_Node]) -> str:
     sources = []
     for node in layer._inbound_nodes:
         if node in nodes:
-            for tensor in _leaves(node.inputs):
+            for tensor in _leaves((node.inputs, node.args, node.kwargs)):
                 if isinstance(tensor, KerasTensor):
                     source, node_index, tensor_index = tensor._keras_history
                     sources.append(f"{source.name}[{node_index}][{tensor_index}]")
@@ -563,3 +564,8 @@ def _console_width() -> int:
         except (AttributeError, ValueError, OSError):
             continue
     return 80
+
+
+from tapejax._src.errors import missing_symbols as _missing_symbols  # noqa: E402
+
+__getattr__ = _missing_symbols("tf.keras.models")

@@ -50,3 +50,8 @@ def squeeze(x: Any, axis: Any = None) -> tf.Tensor:
 def expand_dims(x: Any, axis: int) -> tf.Tensor:
     """`tf.expand_dims`: a new axis of size 1 at `axis`."""
     return tf.expand_dims(x, axis)
+
+
+from tapejax._src.errors import missing_symbols as _missing_symbols  # noqa: E402
+
+__getattr__ = _missing_symbols("tf.keras.ops")

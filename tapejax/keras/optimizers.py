@@ -557,3 +557,8 @@ class AdamW(Adam):
             raise ValueError("Argument `weight_decay` must be a float. Received: weight_decay=None")
         super().__init__(learning_rate, beta_1=beta_1, beta_2=beta_2, epsilon=epsilon, amsgrad=amsgrad,
                          weight_decay=weight_decay, **kwargs)
+
+
+from tapejax._src.errors import missing_symbols as _missing_symbols  # noqa: E402
+
+__getattr__ = _missing_symbols("tf.keras.optimizers")

@@ -55,3 +55,8 @@ class PiecewiseConstantDecay(LearningRateSchedule):
         for boundary, value in reversed(list(zip(self.boundaries, self.values))):
             result = tf.where(step <= float(boundary), tf.constant(float(value)), result)
         return result
+
+
+from tapejax._src.errors import missing_symbols as _missing_symbols  # noqa: E402
+
+__getattr__ = _missing_symbols("tf.keras.optimizers.schedules")

@@ -203,3 +203,8 @@ class PyDataset:
 
 
 Sequence = PyDataset
+
+
+from tapejax._src.errors import missing_symbols as _missing_symbols  # noqa: E402
+
+__getattr__ = _missing_symbols("tf.keras.utils")

@@ -49,10 +49,10 @@ def test_subclassed_model_tracks_layers_in_assignment_order_and_trains_with_a_ta
         optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
         losses.append(float(loss))
     assert model.built and losses[-1] < 0.2 * losses[0]
-    names = ["regressor/z_hidden/kernel:0", "regressor/z_hidden/bias:0", "regressor/block_0/kernel:0",
-             "regressor/block_0/bias:0", "regressor/a_out/kernel:0", "regressor/a_out/bias:0"]
-    assert [v.name for v in model.trainable_variables] == names
-    assert [v.name for v in model.variables] == names and model.weights == model.trainable_weights
+    names = ["regressor/z_hidden/kernel", "regressor/z_hidden/bias", "regressor/block_0/kernel",
+             "regressor/block_0/bias", "regressor/a_out/kernel", "regressor/a_out/bias"]
+    assert [v.path for v in model.trainable_variables] == names
+    assert [v.path for v in model.variables] == names and model.weights == model.trainable_weights
     assert model.non_trainable_variables == [] and model.count_params() == 3 * 4 + 4 + 4 * 4 + 4 + 4 * 2 + 2
 
 
@@ -89,21 +89,21 @@ def test_non_trainable_layers_and_batch_norm_statistics_are_non_trainable():
 
     model = Frozen()
     model(np.ones((2, 3)))  # NumPy float64 is converted to the layers' float32
-    assert [v.name for v in model.weights] == [
-        "frozen/body/kernel:0", "frozen/body/bias:0", "frozen/norm/gamma:0", "frozen/norm/beta:0",
-        "frozen/norm/moving_mean:0", "frozen/norm/moving_variance:0", "frozen/head/kernel:0", "frozen/head/bias:0"]
-    assert [v.name for v in model.trainable_weights] == [
-        "frozen/norm/gamma:0", "frozen/norm/beta:0", "frozen/head/kernel:0", "frozen/head/bias:0"]
-    assert [v.name.split("/", 1)[1] for v in model.non_trainable_weights] == [
-        "body/kernel:0", "body/bias:0", "norm/moving_mean:0", "norm/moving_variance:0"]
+    assert [v.path for v in model.weights] == [
+        "frozen/body/kernel", "frozen/body/bias", "frozen/norm/gamma", "frozen/norm/beta",
+        "frozen/norm/moving_mean", "frozen/norm/moving_variance", "frozen/head/kernel", "frozen/head/bias"]
+    assert [v.path for v in model.trainable_weights] == [
+        "frozen/norm/gamma", "frozen/norm/beta", "frozen/head/kernel", "frozen/head/bias"]
+    assert [v.path.split("/", 1)[1] for v in model.non_trainable_weights] == [
+        "body/kernel", "body/bias", "norm/moving_mean", "norm/moving_variance"]
 
 
 def test_input_first_builds_a_sequential_at_construction():
     model = tf.keras.Sequential([tf.keras.Input(shape=(3,)), L.Dense(4, name="d1"), L.Dense(2, name="d2")],
                                 name="seq_built")
     assert model.built and [layer.name for layer in model.layers] == ["d1", "d2"]
-    assert [v.name for v in model.variables] == ["seq_built/d1/kernel:0", "seq_built/d1/bias:0",
-                                                 "seq_built/d2/kernel:0", "seq_built/d2/bias:0"]
+    assert [v.path for v in model.variables] == ["seq_built/d1/kernel", "seq_built/d1/bias",
+                                                 "seq_built/d2/kernel", "seq_built/d2/bias"]
     assert model.count_params() == 3 * 4 + 4 + 4 * 2 + 2
     assert model.layers[0]._output_shape == tf.TensorShape([None, 4])
     model.add(L.Dense(4, name="d3"))  # rebuilt at once
@@ -249,7 +249,7 @@ def test_an_explicit_build_names_weights_in_the_layer_scope_and_builds_once():
 
     model = Scaled()
     model.build((None, 3))
-    assert [w.name for w in model.weights] == ["scaled/scale:0", "scaled/proj/kernel:0", "scaled/proj/bias:0"]
+    assert [w.path for w in model.weights] == ["scaled/scale", "scaled/proj/kernel", "scaled/proj/bias"]
     dense = L.Dense(4, name="manual")
     dense.build((None, 3))
     assert dense.built and dense(tf.ones([2, 3])).shape == (2, 4) and len(dense.weights) == 2

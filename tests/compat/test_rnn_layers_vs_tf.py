@@ -1,0 +1,112 @@
+"""SimpleRNN, GRU, LSTM, RNN(cell), Bidirectional and TimeDistributed against TF 2.21's Keras 3 from the same
+weights: outputs, states, gradients, masks (Embedding(mask_zero=True)), go_backwards, inside tf.function."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tapejax
+
+tf_real = pytest.importorskip("tensorflow")
+pytestmark = pytest.mark.compat
+
+RNNS = [
+    ("LSTM", {"units": 3}), ("LSTM", {"units": 3, "return_sequences": True, "return_state": True}),
+    ("LSTM", {"units": 2, "go_backwards": True, "return_sequences": True}),
+    ("LSTM", {"units": 2, "unit_forget_bias": False, "activation": "relu"}),
+    ("GRU", {"units": 3}), ("GRU", {"units": 3, "return_sequences": True, "return_state": True}),
+    ("GRU", {"units": 3, "reset_after": False, "return_sequences": True}),
+    ("GRU", {"units": 2, "go_backwards": True}), ("SimpleRNN", {"units": 3, "return_sequences": True}),
+    ("SimpleRNN", {"units": 3, "use_bias": False, "return_state": True}),
+]
+
+
+def _flat(y):
+    return [t.numpy() for t in (y if isinstance(y, list | tuple) else [y])]
+
+
+def _run(tf, layer, x0, mask=None):
+    x = tf.constant(x0)
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = layer(x) if mask is None else layer(x, mask=tf.constant(mask))
+        outs = y if isinstance(y, list | tuple) else [y]
+        loss = sum(tf.reduce_sum(o * tf.cos(o)) for o in outs)
+    grads = tape.gradient(loss, [x] + list(layer.trainable_weights))
+    return _flat(y) + [g.numpy() for g in grads]
+
+
+@pytest.mark.parametrize("masked", [False, True], ids=["plain", "masked"])
+@pytest.mark.parametrize("name, kwargs", RNNS, ids=lambda v: str(v))
+def test_recurrent_layer_agrees_with_keras(name, kwargs, masked):
+    rng = np.random.default_rng(21)
+    x0 = rng.normal(size=(3, 5, 4)).astype(np.float32)
+    mask = np.array([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1], [1, 0, 0, 0, 0]], bool) if masked else None
+    theirs, ours = (getattr(tf.keras.layers, name)(name="rnn_probe", **kwargs) for tf in (tf_real, tapejax))
+    theirs(x0), ours(x0)
+    assert [(w.name, w.path) for w in ours.weights] == [(w.name, w.path) for w in theirs.weights]
+    weights = [rng.normal(scale=0.5, size=w.shape).astype(np.float32) for w in theirs.get_weights()]
+    theirs.set_weights(weights), ours.set_weights(weights)
+    expected, got = _run(tf_real, theirs, x0, mask), _run(tapejax, ours, x0, mask)
+    assert [g.shape for g in got] == [e.shape for e in expected]
+    for g, e in zip(got, expected):
+        np.testing.assert_allclose(g, e, rtol=1e-4, atol=1e-5)
+    compiled = tapejax.function(lambda x: ours(x))(tapejax.constant(x0))
+    np.testing.assert_allclose(_flat(compiled)[0], _flat(theirs(x0))[0], rtol=1e-4, atol=1e-5)
+
+
+def test_embedding_mask_reaches_the_lstm_in_a_model():
+    ids = np.array([[3, 1, 2, 0, 0], [4, 0, 0, 0, 0]], np.int32)
+    results, models = [], {}
+    for tf in (tf_real, tapejax):
+        layers = tf.keras.layers
+        models[tf] = tf.keras.Sequential([tf.keras.Input(shape=(5,), dtype="int32"),
+                                          layers.Embedding(6, 4, mask_zero=True),
+                                          layers.LSTM(3, return_sequences=True), layers.GlobalAveragePooling1D(),
+                                          layers.Dense(2)])
+    models[tapejax].set_weights(models[tf_real].get_weights())
+    for tf in (tf_real, tapejax):
+        embedded = models[tf].layers[0](tf.constant(ids))
+        mask = getattr(embedded, "_keras_mask", None) if tf is tf_real else tapejax.keras.masks.get_mask(embedded)
+        results.append((models[tf](tf.constant(ids)).numpy(), np.asarray(mask)))
+    for got, expected in zip(results[1], results[0]):
+        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("merge_mode", ["concat", "sum", "ave", "mul", None])
+def test_bidirectional_agrees_with_keras(merge_mode):
+    rng = np.random.default_rng(22)
+    x0 = rng.normal(size=(2, 4, 3)).astype(np.float32)
+    layers = [tf.keras.layers.Bidirectional(tf.keras.layers.GRU(2, return_sequences=True, name="inner"),
+                                            merge_mode=merge_mode, name="both_ways") for tf in (tf_real, tapejax)]
+    for layer in layers:
+        layer(x0)
+    assert [w.path for w in layers[1].weights] == [w.path for w in layers[0].weights]
+    layers[1].set_weights(layers[0].get_weights())
+    for got, expected in zip(_flat(layers[1](x0)), _flat(layers[0](x0))):
+        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+
+
+def test_time_distributed_agrees_with_keras():
+    x0 = np.random.default_rng(23).normal(size=(2, 3, 5, 4, 2)).astype(np.float32)
+    layers = [tf.keras.layers.TimeDistributed(tf.keras.layers.Conv2D(3, 2, name="conv"), name="steps")
+              for tf in (tf_real, tapejax)]
+    for layer in layers:
+        layer(x0)
+    assert [w.path for w in layers[1].weights] == [w.path for w in layers[0].weights]
+    layers[1].set_weights(layers[0].get_weights())
+    np.testing.assert_allclose(layers[1](x0).numpy(), layers[0](x0).numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_stateful_lstm_carries_its_states_like_keras():
+    x0 = np.random.default_rng(24).normal(size=(2, 3, 4)).astype(np.float32)
+    layers = [tf.keras.layers.LSTM(2, stateful=True) for tf in (tf_real, tapejax)]
+    for layer in layers:
+        layer(x0)
+    layers[1].set_weights(layers[0].get_weights())
+    for layer in layers:
+        layer.reset_states()
+    outs = [[layer(x0).numpy() for _ in range(2)] for layer in layers]
+    np.testing.assert_allclose(outs[1], outs[0], rtol=1e-5, atol=1e-6)
+    assert not np.allclose(outs[1][0], outs[1][1])
