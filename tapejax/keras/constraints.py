@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import tapejax as tf
+from tapejax.keras import identifiers
 
 _EPSILON = 1e-7  # keras.backend.epsilon()'s default
 
@@ -93,13 +94,7 @@ _BY_NAME = {"max_norm": MaxNorm, "non_neg": NonNeg, "unit_norm": UnitNorm, "min_
 
 def get(identifier: Any) -> Any:
     """A constraint from a name ("non_neg"), a constraint or callable, or None."""
-    if identifier is None or callable(identifier):
-        return identifier
-    if isinstance(identifier, str) and identifier in _BY_NAME:
-        return _BY_NAME[identifier]()
-    if isinstance(identifier, dict) and identifier.get("class_name") in _BY_NAME:
-        return _BY_NAME[identifier["class_name"]](**identifier.get("config", {}))
-    raise ValueError(f"Could not interpret constraint identifier: {identifier}")
+    return identifiers.get("constraint", _BY_NAME, identifier)
 
 
 from tapejax._src.errors import missing_symbols as _missing_symbols  # noqa: E402

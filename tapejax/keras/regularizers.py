@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import tapejax as tf
+from tapejax.keras import identifiers
 
 
 class Regularizer:
@@ -102,13 +103,7 @@ _BY_NAME = {"l1": L1, "l2": L2, "l1_l2": l1_l2, "L1": L1, "L2": L2, "L1L2": L1L2
 
 def get(identifier: Any) -> Any:
     """A regularizer from a name ("l2"), a regularizer or callable, or None."""
-    if identifier is None or callable(identifier):
-        return identifier
-    if isinstance(identifier, str) and identifier in _BY_NAME:
-        return _BY_NAME[identifier]()
-    if isinstance(identifier, dict) and identifier.get("class_name") in _BY_NAME:
-        return _BY_NAME[identifier["class_name"]](**identifier.get("config", {}))
-    raise ValueError(f"Could not interpret regularizer identifier: {identifier}")
+    return identifiers.get("regularizer", _BY_NAME, identifier)
 
 
 def serialize(regularizer: Regularizer) -> dict:
