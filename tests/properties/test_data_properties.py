@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import tapejax
@@ -72,7 +72,14 @@ def _build(tf, n, stages):
 @given(st.integers(0, 15), st.lists(st.sampled_from(sorted(STAGES)).flatmap(
     lambda name: st.tuples(st.just(name), STAGES[name])), min_size=1, max_size=5))
 def test_random_pipelines_agree_with_tf(n, stages):
-    assert _build(tapejax, n, stages) == _build(tf_real, n, stages)
+    try:
+        expected = _build(tf_real, n, stages)
+    except tf_real.errors.InvalidArgumentError as e:
+        # TF's own quirk: its optimizer fuses shuffle(1).repeat(0) into ShuffleAndRepeatDataset, which rejects a
+        # count of 0 that plain repeat(0) accepts (an empty dataset, as tapejax gives)
+        assert "ShuffleAndRepeat" in str(e)
+        assume(False)
+    assert _build(tapejax, n, stages) == expected
 
 
 @settings(max_examples=15, deadline=None)
