@@ -31,3 +31,20 @@ def assert_same(got: Any, expected: Any, path: str = "result", *, rtol: float = 
         assert got.dtype.name == expected.dtype.name, f"{path}: {got.dtype.name} vs {expected.dtype.name}"
         assert tuple(got.shape) == tuple(expected.shape), f"{path}: {tuple(got.shape)} vs {tuple(expected.shape)}"
         np.testing.assert_allclose(np.asarray(got), np.asarray(expected), rtol=rtol, atol=1e-6, err_msg=path)
+
+
+def _outcome(call: Any) -> Any:
+    try:
+        return call()
+    except Exception as e:  # noqa: BLE001 (the exception's type is the outcome)
+        return type(e).__name__
+
+
+def assert_same_outcome(snippet: Any, ours: Any, theirs: Any) -> None:
+    """Runs `snippet(module)` with tapejax (`ours`) and TensorFlow (`theirs`): the same exception type where TF
+    raises, else `assert_same` of the results."""
+    got, expected = _outcome(lambda: snippet(ours)), _outcome(lambda: snippet(theirs))
+    if isinstance(expected, str):
+        assert got == expected
+    else:
+        assert_same(got, expected)

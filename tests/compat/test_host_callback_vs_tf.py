@@ -12,22 +12,11 @@ pytestmark = pytest.mark.compat
 
 import tapejax  # noqa: E402
 
-from .compare import assert_same  # noqa: E402
-
-
-def _outcome(call):
-    try:
-        return call()
-    except Exception as e:  # noqa: BLE001 (the exception's type is the outcome)
-        return type(e).__name__
+from .compare import assert_same_outcome  # noqa: E402
 
 
 def _both(snippet):
-    got, expected = _outcome(lambda: snippet(tapejax)), _outcome(lambda: snippet(tf_real))
-    if isinstance(expected, str):
-        assert got == expected
-    else:
-        assert_same(got, expected)
+    assert_same_outcome(snippet, tapejax, tf_real)
 
 
 def _wrap(tf, body, compiled):
