@@ -144,9 +144,9 @@ class EpochIterator:
                 index = slice(start, start + self._batch_size)
             x, y, sample_weight = jax.tree_util.tree_map(lambda a: None if a is None else a[index], self._arrays,
                                                          is_leaf=lambda v: v is None)
-            # as Keras yields them: (x,), (x, y) or (x, y, sample_weight)
-            yield (x,) if y is None and sample_weight is None else (x, y) if sample_weight is None else \
-                (x, y, sample_weight)
+            # as Keras yields them: x alone (`(x,)` if x is a list or tuple), (x, y) or (x, y, sample_weight)
+            yield pack_x_y_sample_weight(x) if y is None and sample_weight is None else (x, y) \
+                if sample_weight is None else (x, y, sample_weight)
 
     def _new_iterator(self) -> Iterator[Any]:
         if self._arrays is not None:

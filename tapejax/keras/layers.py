@@ -164,6 +164,8 @@ class Layer(tf.Module):
     def __getattr__(self, name: str) -> Any:  # only reached when the attribute is missing
         if name in ("input", "output") and "_inbound_nodes" in self.__dict__:
             self._only_node(name)  # the property raised: raise its message, not the generic one below
+        if isinstance(getattr(type(self), name, None), property) and "_own_weights" in self.__dict__:
+            getattr(type(self), name).fget(self)  # likewise for any property that raised AttributeError
         if "_own_weights" not in self.__dict__ and not name.startswith("_"):
             raise RuntimeError(f"{type(self).__name__} has no attribute {name!r}: it looks like its __init__ does "
                                "not call super().__init__(); call it first, before assigning layers or weights.")

@@ -59,7 +59,7 @@ class Model(Trainer, Layer):
         if cls is Model and (args or "inputs" in kwargs or "outputs" in kwargs):
             cls = Functional  # as Keras does: Model(inputs, outputs) is a Functional
         elif (len(args) == 2 or (len(args) == 1 and "outputs" in kwargs) or {"inputs", "outputs"} <= kwargs.keys()) \
-                and not issubclass(cls, Functional | Sequential):
+                and not issubclass(cls, Functional | Sequential) and _symbolic_arguments(args, kwargs):
             cls = _functional_subclass(cls)  # a subclass given inputs/outputs (the "customizing fit" guide)
         return super().__new__(cls)
 
@@ -145,6 +145,7 @@ class Sequential(Model):
         self._input_spec: KerasTensor | None = None  # from an Input, or the first layer's `input_shape=`
         self._has_input_layer = False
         self._shapes_recorded = False
+        self._called_spec: KerasTensor | None = None  # the first call's input, when no Input built the model
         for layer in layers or []:
             self.add(layer, rebuild=False)
         self._rebuild()
@@ -188,6 +189,22 @@ class Sequential(Model):
             self._rebuild()
         return layer
 
+    # Keras 3 defines `input_shape`/`output_shape` on Sequential and functional models only (not on layers):
+    # tuples with None for the batch, known once the model is built (from an Input, or by its first call).
+    @property
+    def input_shape(self) -> tuple:
+        spec = self._input_spec if self._input_spec is not None else self._called_spec
+        if spec is None:
+            raise AttributeError(f"Sequential model '{self.name}' has no defined input shape yet.")
+        return tuple(spec.shape.as_list())
+
+    @property
+    def output_shape(self) -> tuple:
+        shape = self._layers[-1]._output_shape if self._layers and self.built else None
+        if not isinstance(shape, tf.TensorShape) or shape.rank is None:
+            raise AttributeError(f"Sequential model '{self.name}' has no defined output shape yet.")
+        return tuple(shape.as_list())
+
     def _rebuild(self) -> None:
         if self._input_spec is not None and self._layers:
             self._build_from(self._input_spec)
@@ -222,6 +239,8 @@ class Sequential(Model):
         super()._build_from(specs)
 
     def _build_for_call(self, inputs: Any) -> None:  # the first call builds the layers
+        if hasattr(inputs, "shape") and hasattr(inputs, "dtype"):
+            self._called_spec = KerasTensor(tuple(inputs.shape), tf.as_dtype(inputs.dtype), name="input_spec")
         self._use_up_input_layer_name()
         _unique_name("functional")
 
@@ -291,6 +310,18 @@ class Functional(Model):
         return list(self._output_tensors)
 
     @property
+    def input_shape(self) -> Any:
+        """The inputs' shapes as tuples (None: any size); a list of them if the model has several inputs."""
+        shapes = [tuple(t.shape.as_list()) for t in self._input_tensors]
+        return shapes[0] if len(shapes) == 1 else shapes
+
+    @property
+    def output_shape(self) -> Any:
+        """The outputs' shapes as tuples; a list of them if the model has several outputs."""
+        shapes = [tuple(t.shape.as_list()) for t in self._output_tensors]
+        return shapes[0] if len(shapes) == 1 else shapes
+
+    @property
     def input(self) -> Any:
         """The model's inputs, in the structure given (`base_model.input`)."""
         return self._inputs_structure
@@ -322,6 +353,15 @@ class Functional(Model):
             for symbol, value in zip(_leaves(node.outputs), jax.tree_util.tree_leaves(outputs)):
                 values[id(symbol)] = value
         return jax.tree_util.tree_map(lambda t: values[id(t)], self._outputs_structure, is_leaf=is_symbol)
+
+
+def _symbolic_arguments(args: tuple, kwargs: dict) -> bool:
+    """Whether a subclass's constructor arguments are a functional model's inputs and outputs (KerasTensors). Keras
+    decides in `Model.__init__`, from what the subclass passes up; tapejax decides when the object is made, so it
+    also looks at the values: `VAE(encoder, decoder)`, whose `__init__` takes two models, is a plain subclass."""
+    given = list(args[:2]) + [kwargs[k] for k in ("inputs", "outputs") if k in kwargs]
+    leaves = jax.tree_util.tree_leaves(given, is_leaf=lambda x: isinstance(x, KerasTensor))
+    return bool(leaves) and all(isinstance(x, KerasTensor) for x in leaves)
 
 
 @functools.lru_cache(maxsize=256)

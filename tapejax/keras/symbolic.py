@@ -5,8 +5,8 @@ scratch graph); tapejax runs it under `jax.eval_shape`, with Tensors wrapping JA
 `tf.function` trace, so that no op computes anything and nothing is compiled. Variable reads see the
 variables' values, assignments (BatchNormalization's statistics) are dropped with the trace, and weights built
 on the way are made concretely (`add_weight` lifts itself out of the trace). A call that needs values (a
-Python `if` on a tensor, `.numpy()`, a `tf.Variable` made in `call` from a computed value) falls back to running
-on zeros.
+Python `if` on a tensor, `.numpy()`, a `tf.Variable` made in `call` from a computed value, a size computed from
+`tf.shape`) falls back to running on zeros.
 """
 
 from __future__ import annotations
@@ -18,11 +18,14 @@ import numpy as np
 
 import tapejax as tf
 from tapejax._src.concrete_function import _Trace, _tracing
+from tapejax._src.static_values import NotStatic
 from tapejax._src.tensor import EagerTensor
 
+# NotStatic: a size computed from a shape (`tf.shape(x)[0]` given to `tf.slice`), which an abstract run, that
+# folds no constants, does not know.
 _NEEDS_VALUES = (jax.errors.ConcretizationTypeError, jax.errors.TracerArrayConversionError,
                  jax.errors.TracerIntegerConversionError, jax.errors.TracerBoolConversionError,
-                 tf.errors.OperatorNotAllowedInGraphError)
+                 tf.errors.OperatorNotAllowedInGraphError, NotStatic)
 
 
 def needs_values(error: Exception) -> bool:

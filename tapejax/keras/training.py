@@ -218,8 +218,9 @@ class Trainer:
         return self._forward(x, training=False)
 
     def _compiled(self, step: Any) -> Any:
-        if self._run_eagerly:
-            return step
+        if self._run_eagerly:  # the step still sees tensors, as in Keras (numpy batches are converted)
+            return lambda data: step(jax.tree_util.tree_map(
+                lambda v: tf.convert_to_tensor(v) if isinstance(v, np.ndarray) else v, data))
         # The model, optimizer and metrics go in as a static argument: tf.function finds the variables they
         # hold before its first trace (instead of tracing twice to discover them).
         holders = (self, self.optimizer, *self.metrics)
