@@ -52,6 +52,14 @@ def expand_dims(x: Any, axis: int) -> tf.Tensor:
     return tf.expand_dims(x, axis)
 
 
+def softmax(x: Any, axis: Any = -1) -> tf.Tensor:
+    """`tf.nn.softmax` along `axis`; a tuple of axes normalises over all of them together, as Keras 3 does."""
+    x = tf.convert_to_tensor(x)
+    if isinstance(axis, tuple | list):
+        return tf.exp(x - tf.reduce_logsumexp(x, axis=list(axis), keepdims=True))
+    return tf.nn.softmax(x, axis=axis)
+
+
 from tapejax._src.errors import missing_symbols as _missing_symbols  # noqa: E402
 
 __getattr__ = _missing_symbols("tf.keras.ops")
