@@ -24,12 +24,14 @@ import numpy as np
 from tapejax.keras.utils import Progbar
 
 
-def pythonify_logs(logs: Any) -> dict[str, Any]:
-    """The logs as Keras 3 passes them: keys sorted, nested dicts flattened, tensors as Python floats."""
+def pythonify_logs(logs: Any, sort: bool = True) -> dict[str, Any]:
+    """The logs as Keras 3 passes them: keys sorted (unless `sort` is False), nested dicts flattened, tensors as
+    Python floats."""
     result: dict[str, Any] = {}
-    for key, value in sorted((logs or {}).items()):
+    items = (logs or {}).items()
+    for key, value in sorted(items) if sort else items:
         if isinstance(value, dict):
-            result.update(pythonify_logs(value))
+            result.update(pythonify_logs(value, sort))
             continue
         try:
             value = float(np.asarray(value))
@@ -163,7 +165,9 @@ class ProgbarLogger(Callback):
             self._reset()
         if self.target is None:
             self.target = self.progbar.target = self.seen
-        self.progbar.update(self.target, list(pythonify_logs(logs).items()), finalize=True)
+        # Not sorted again: a callback before this one may have added a key (ReduceLROnPlateau's learning_rate),
+        # which Keras shows last.
+        self.progbar.update(self.target, list(pythonify_logs(logs, sort=False).items()), finalize=True)
 
 
 def _wants_batch_logs(callback: Callback) -> bool:

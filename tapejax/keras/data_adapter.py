@@ -8,6 +8,7 @@ stopped (and starts over when it runs out), as in Keras.
 from __future__ import annotations
 
 import math
+import random
 import warnings
 from collections.abc import Iterator
 from typing import Any
@@ -155,7 +156,11 @@ class EpochIterator:
             return self._source
         if _is_dataset(self._source):
             return iter(self._source)
-        return (self._source[i] for i in range(len(self._source)))  # a PyDataset / Sequence
+        # A PyDataset / Sequence: with `shuffle`, Keras shuffles its batch order with Python's `random`, as here.
+        indices = list(range(len(self._source)))
+        if self._shuffle:
+            random.shuffle(indices)
+        return (self._source[i] for i in indices)
 
     def _with_class_weight(self, data: Any) -> Any:
         if self._arrays is not None or self._class_weight is None:

@@ -7,6 +7,7 @@ tapejax's output with these files.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -21,7 +22,7 @@ def main(names: list[str]) -> int:
             continue
         start = time.perf_counter()
         done = subprocess.run([sys.executable, str(HERE / f"{program.name}.py")], capture_output=True, text=True,
-                              cwd=HERE)
+                              cwd=HERE, env={**os.environ, **dict(program.tf_env)})
         if done.returncode:
             print(done.stderr[-4000:], file=sys.stderr)
             print(f"{program.name}: exit code {done.returncode}", file=sys.stderr)
