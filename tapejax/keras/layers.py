@@ -200,15 +200,23 @@ class Layer(tf.Module):
         elif kwargs.get("mask") is None and previous_mask is not None and len(args) <= _argument_index(self, "mask"):
             kwargs["mask"] = previous_mask
         building = not self.built
+        # A first call that raised after building (a symbolic probe that needs values is retried on zeros) left
+        # its sublayers unbuilt: the next call, building nothing, still runs in the layer's name scope.
+        retrying = self.__dict__.pop("_first_call_failed", False)
         if not _STATE.training:  # the outermost call: losses added by an earlier forward pass are dropped
             self._clear_losses()
         _STATE.training.append(training)
         try:
-            if building:  # the first call runs in the layer's name scope: the weights its sublayers make too
-                with self._own_name_scope():
-                    self._build_for_call(inputs)
-                    self.built = True
-                    outputs = self.call(inputs, *args, **kwargs)
+            if building or retrying:  # the first call runs in the layer's name scope: the weights its sublayers
+                with self._own_name_scope():  # make too
+                    if building:
+                        self._build_for_call(inputs)
+                        self.built = True
+                    try:
+                        outputs = self.call(inputs, *args, **kwargs)
+                    except BaseException:
+                        self.__dict__["_first_call_failed"] = True
+                        raise
             else:
                 outputs = self.call(inputs, *args, **kwargs)
         finally:

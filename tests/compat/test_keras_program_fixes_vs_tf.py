@@ -113,11 +113,23 @@ def _slice_by_shape(tf):
             batch, dim = tf.shape(mean)[0], tf.shape(mean)[1]
             return mean + tf.exp(0.5 * log_var) * tf.slice(table, [0, 0], [batch, dim])
 
+    class TokenAndPosition(keras.layers.Layer):
+        def __init__(self):
+            super().__init__(name="token_and_position")
+            self.token_emb = keras.layers.Embedding(input_dim=10, output_dim=4, name="token")
+            self.pos_emb = keras.layers.Embedding(input_dim=6, output_dim=4, name="position")
+
+        def call(self, x):
+            positions = tf.range(start=0, limit=tf.shape(x)[-1], delta=1)
+            return self.token_emb(x) + self.pos_emb(positions)
+
+    embedding = TokenAndPosition()
+    embedded = embedding(keras.Input((6,)))
     inputs = keras.Input((2,))
     z = Noise()([inputs, inputs])
     x = np.linspace(0, 1, 6, dtype=np.float32).reshape(3, 2)
     softmax_input = np.random.default_rng(0).normal(size=(2, 3, 4)).astype(np.float32)
-    return [tuple(z.shape), keras.Model(inputs, z)(x), keras.ops.softmax(softmax_input, axis=1),
+    return [tuple(embedded.shape), [w.path for w in embedding.weights], tuple(z.shape), keras.Model(inputs, z)(x), keras.ops.softmax(softmax_input, axis=1),
             keras.ops.softmax(softmax_input, axis=(1, 2))]
 
 

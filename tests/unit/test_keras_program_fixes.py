@@ -147,3 +147,21 @@ def test_a_key_a_callback_adds_is_shown_last_by_the_progress_bar(capsys):
     model.fit(x, y, epochs=1, validation_split=0.25, callbacks=[keras.callbacks.ReduceLROnPlateau()])
     final = capsys.readouterr().out.replace("\r", "\n").splitlines()[-1]
     assert final.index("loss:") < final.index("val_loss:") < final.index("learning_rate:")
+
+
+class _TokenAndPosition(layers.Layer):  # keras-io's TokenAndPositionEmbedding: positions from tf.shape
+    def __init__(self):
+        super().__init__()
+        self.token_emb = layers.Embedding(input_dim=10, output_dim=4)
+        self.pos_emb = layers.Embedding(input_dim=6, output_dim=4)
+
+    def call(self, x):
+        positions = tf.range(start=0, limit=tf.shape(x)[-1], delta=1)
+        return self.token_emb(x) + self.pos_emb(positions)
+
+
+def test_sublayers_built_by_a_symbolic_call_that_needs_values_are_under_the_layers_path():
+    layer = _TokenAndPosition()
+    assert layer(keras.Input((6,))).shape == (None, 6, 4)
+    assert [w.path for w in layer.weights] == [f"{layer.name}/{layer.token_emb.name}/embeddings",
+                                               f"{layer.name}/{layer.pos_emb.name}/embeddings"]
