@@ -10,7 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import jax
+
 import tapejax as tf
+from tapejax._src.tensor import EagerTensor
 from tapejax.distribute._src import enums
 from tapejax.distribute._src.values import PerReplica
 
@@ -49,7 +52,7 @@ def reduce(strategy: Any, reduce_op: Any, value: Any, axis: int | None) -> Any:
             if op is enums.ReduceOp.SUM:
                 return total
             return total / tf.cast(stacked.shape[0] * stacked.shape[a], total.dtype)
-        values = [tf.convert_to_tensor(v) for v in x.values]
+        values = _on_one_device(strategy, x)
         if axis is None:
             shapes = {tuple(v.shape) for v in values}
             if len(shapes) > 1:
@@ -72,7 +75,7 @@ def gather(strategy: Any, value: Any, axis: int) -> Any:
     def one(x: Any) -> Any:
         if not isinstance(x, PerReplica):
             return tf.convert_to_tensor(x)
-        values = [tf.convert_to_tensor(v) for v in x.values]
+        values = _on_one_device(strategy, x)
         if values[0].shape.rank == 0:
             raise ValueError("strategy.gather needs values of rank 1 or more (they are concatenated along "
                              f"`axis`); got scalars. Gather `tf.expand_dims(value, 0)` instead.")
@@ -82,3 +85,10 @@ def gather(strategy: Any, value: Any, axis: int) -> Any:
         return tf.concat(values, axis)
 
     return tf.nest.map_structure(one, value)
+
+
+def _on_one_device(strategy: Any, x: PerReplica) -> list[Any]:
+    """The replicas' values on the first replica's device (uneven values live one per device)."""
+    if x.even:
+        return [tf.convert_to_tensor(v) for v in x.values]
+    return [EagerTensor(jax.device_put(tf.convert_to_tensor(v).value, strategy._devices[0])) for v in x.values]

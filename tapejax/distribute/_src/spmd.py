@@ -23,6 +23,7 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax.sharding import PartitionSpec as P
 
 from tapejax._src import autograph
@@ -49,6 +50,14 @@ class _ReplicaTrace(_Trace):
 
     def check_creation(self, variable: Variable) -> None:
         self._outer.check_creation(variable)
+
+    def read(self, variable: Variable) -> Any:
+        if variable._uid not in self.values:
+            # met for the first time: this run is done again with it as an input; until then its value, as a
+            # host array (its own, replicated over the mesh, cannot enter the map's manual mesh)
+            self.discovered[variable._uid] = variable
+            self.values[variable._uid] = np.asarray(variable._value)
+        return super().read(variable)
 
 
 def _is_leaf(x: Any) -> bool:
