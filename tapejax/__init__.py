@@ -210,6 +210,9 @@ from tapejax.ops.graph import timestamp as timestamp
 
 # keras is built on the namespace above (dogfooding), so it comes last.
 from tapejax import keras as keras  # noqa: E402
+from tapejax import distribute as distribute  # noqa: E402
+from tapejax.distribute._src.enums import VariableAggregation as VariableAggregation  # noqa: E402
+from tapejax.distribute._src.enums import VariableSynchronization as VariableSynchronization  # noqa: E402
 
 from tapejax._src.errors import missing_symbols as _missing_symbols  # noqa: E402
 

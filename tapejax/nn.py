@@ -40,4 +40,6 @@ from tapejax.ops.nn import embedding_lookup as embedding_lookup
 
 from tapejax._src.errors import missing_symbols as _missing_symbols  # noqa: E402
 
+from tapejax.distribute._src.losses import compute_average_loss as compute_average_loss
+from tapejax.distribute._src.losses import scale_regularization_loss as scale_regularization_loss
 __getattr__ = _missing_symbols("tf.nn")

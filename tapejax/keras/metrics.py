@@ -40,7 +40,9 @@ class Metric:
                 value = initializer(shape, dtype)
             else:
                 value = (tf.ones if initializer == "ones" else tf.zeros)(shape, dtype)
-            variable = tf.Variable(value, trainable=False, name=name)
+            # Keras's metric state: each replica counts its own examples, summed when read (ON_READ, SUM)
+            variable = tf.Variable(value, trainable=False, name=name, synchronization="on_read",
+                                   aggregation=aggregation)
         self._variables.append(variable)
         return variable
 

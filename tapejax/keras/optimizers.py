@@ -22,6 +22,7 @@ import optax
 import tapejax as tf
 from tapejax.keras import schedules as schedules
 from tapejax._src import caches, checkpoint_pending
+from tapejax._src.context import CONTEXT
 from tapejax._src.module import camel_to_snake
 from tapejax.keras.schedules import LearningRateSchedule
 
@@ -138,6 +139,8 @@ class Optimizer:
         (array([1., 2.], dtype=float32), 0)
         """
         grads, variables = _checked_pairs(grads_and_vars)
+        if CONTEXT.replica is not None:  # inside a tf.distribute strategy.run: the replicas' gradients summed
+            grads = CONTEXT.replica.merged_gradients(grads, variables)
         if self._known is None:
             self.build(variables)
         for v in variables:
