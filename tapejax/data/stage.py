@@ -130,6 +130,11 @@ class Stage:
         from .iteration import OwnedIterator
         return OwnedIterator(self)
 
+    def _ag_for_stmt(self, *loop: Any) -> tuple:
+        """AutoGraph's `for x in dataset:` inside a tf.function: a graph loop (graph_loop.py)."""
+        from .graph_loop import for_stmt
+        return for_stmt(self, *loop)
+
     def as_numpy_iterator(self) -> Any:
         """Iterates the elements as numpy values (`Dataset.as_numpy_iterator`)."""
         from .iteration import NumpyIterator
