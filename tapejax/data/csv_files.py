@@ -55,6 +55,8 @@ def _kind_of(default: Any) -> Any:
     """The column type a `column_defaults` entry gives: a dtype (required column) or a value's type."""
     if isinstance(default, dtypes.DType) or (isinstance(default, type) and default is not str):
         return dtypes.as_dtype(default)._np.type, None
+    if isinstance(default, bool | int | float) and not isinstance(default, np.generic):
+        return (np.float32, default) if isinstance(default, float) else (np.int32, default)  # TF's Python types
     value = np.asarray(getattr(default, "_value", default))
     if value.dtype.kind in "OSU":
         item = value.item()

@@ -129,7 +129,7 @@ class NumpyIterator(OwnedIterator):
 
 def _to_device(element: tuple) -> tuple:
     # strings (object arrays) stay on the host
-    return tuple(jax.device_put(x) if isinstance(x, np.ndarray | np.generic) and x.dtype != object else x
+    return tuple(jax.device_put(x) if isinstance(x, np.ndarray | np.generic) and x.dtype.kind not in "OSU" else x
                  for x in element)
 
 
