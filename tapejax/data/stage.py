@@ -51,7 +51,8 @@ def stack(elements: list[tuple], api: str = "batch") -> tuple:
                 raise errors.InvalidArgumentError(
                     None, None, f"Cannot {api} tensors with different shapes in component {c}. First element had "
                     f"shape {list(first)} and element {i} had shape {list(p.shape)}.")
-        out.append(np.stack(parts))
+        block = np.stack(parts)
+        out.append(block.astype(object) if block.dtype.kind in "SU" else block)  # strings stay object arrays
     return tuple(out)
 
 
