@@ -34,6 +34,7 @@ PROGRAMS = (
     Program("ddpg_pendulum", rtol=1e-3),
     Program("writing_a_training_loop_from_scratch", mask=r"Time taken: [0-9.]+s"),
     Program("deepdream"),
+    Program("data_guide"),
 )
 
 _NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|[-+]?\b(?:nan|inf)\b")
