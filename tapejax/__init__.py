@@ -10,6 +10,7 @@ from tapejax import data as data
 from tapejax import debugging as debugging
 from tapejax import dtypes as dtypes
 from tapejax import errors as errors
+from tapejax import experimental as experimental
 from tapejax import image as image
 from tapejax import io as io
 from tapejax import linalg as linalg
