@@ -18,6 +18,7 @@ from tapejax import math as math
 from tapejax import nn as nn
 from tapejax import nest as nest
 from tapejax import random as random
+from tapejax import saved_model as saved_model
 from tapejax import signal as signal
 from tapejax import strings as strings
 from tapejax import summary as summary
