@@ -10,6 +10,7 @@ from tapejax import data as data
 from tapejax import debugging as debugging
 from tapejax import dtypes as dtypes
 from tapejax import errors as errors
+from tapejax import experimental as experimental
 from tapejax import image as image
 from tapejax import io as io
 from tapejax import linalg as linalg
@@ -17,6 +18,7 @@ from tapejax import math as math
 from tapejax import nn as nn
 from tapejax import nest as nest
 from tapejax import random as random
+from tapejax import saved_model as saved_model
 from tapejax import signal as signal
 from tapejax import strings as strings
 from tapejax import summary as summary
