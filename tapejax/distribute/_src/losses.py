@@ -28,14 +28,18 @@ def compute_average_loss(per_example_loss: Any, sample_weight: Any = None, globa
     >>> import tapejax as tf
     >>> print(tf.nn.compute_average_loss(tf.constant([1.0, 2.0])))
     tf.Tensor(1.5, shape=(), dtype=float32)
+    >>> float(tf.nn.compute_average_loss(tf.constant([1.0, 2.0, 3.0]), global_batch_size=6))
+    1.0
     """
     n = _replicas("compute_average_loss")
     loss = tf.convert_to_tensor(per_example_loss)
+    if loss.shape.rank == 0:
+        raise ValueError("Invalid value passed for `per_example_loss`. Expected a tensor with at least rank 1. "
+                         f"Received per_example_loss={loss.numpy()} with rank 0")
     if sample_weight is not None:
         loss = loss * tf.cast(sample_weight, loss.dtype)
-    if global_batch_size is None:
-        local = loss.shape[0] if loss.shape.rank else 1
-        global_batch_size = local * n
+    if global_batch_size is None:  # tf.shape: the batch dimension may be None under an input_signature
+        global_batch_size = tf.shape(loss)[0] * n
     total = tf.reduce_sum(loss)
     if total.dtype.is_integer:
         return tf.math.truediv(total, tf.cast(global_batch_size, total.dtype))
@@ -48,7 +52,11 @@ def scale_regularization_loss(regularization_loss: Any) -> Any:
     >>> import tapejax as tf
     >>> print(tf.nn.scale_regularization_loss(tf.constant(8.0)))
     tf.Tensor(8.0, shape=(), dtype=float32)
+    >>> float(tf.nn.scale_regularization_loss([tf.constant(2.0), tf.constant(3.0)]))
+    5.0
     """
     n = _replicas("scale_regularization_loss")
+    if isinstance(regularization_loss, list | tuple):
+        regularization_loss = tf.add_n(list(regularization_loss))
     loss = tf.convert_to_tensor(regularization_loss)
     return loss / tf.cast(n, loss.dtype)
