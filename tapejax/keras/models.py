@@ -98,6 +98,52 @@ class Model(Trainer, Layer):
         self._output_shape = jax.tree_util.tree_unflatten(treedef, shapes)
         self.built = True
 
+    def save_weights(self, filepath: Any, overwrite: bool = True, max_shard_size: Any = None) -> None:
+        """Writes the weights (and the optimizer's state, once compiled) to `filepath`, which must end in
+        `.weights.h5`, in Keras 3's HDF5 layout: real Keras's `load_weights` reads it, and a file real Keras
+        wrote loads here (tapejax/keras/saving_weights.py). Needs h5py (`pip install tapejax[keras]`)."""
+        from tapejax.keras import saving_weights
+
+        saving_weights.save_weights(self, filepath, overwrite, max_shard_size)
+
+    def load_weights(self, filepath: Any, skip_mismatch: bool = False, **kwargs: Any) -> None:
+        """Loads a `.weights.h5` file (or the weights of a `.keras` file) written by `save_weights` or by real
+        Keras. Layers are matched by their place in the model, not by name. A missing layer or a wrong shape
+        raises Keras's ValueError naming the layers, and then no variable has changed (Keras 3 assigns the
+        layers that fit); `skip_mismatch=True` warns instead and loads the rest. An optimizer whose number of
+        variables differs (not built yet) is skipped with Keras's warning."""
+        from tapejax.keras import saving_weights
+
+        saving_weights.load_weights(self, filepath, skip_mismatch)
+
+    def save(self, filepath: Any, overwrite: bool = True, zipped: bool | None = None, **kwargs: Any) -> None:
+        """Saves the model as a `.keras` file, Keras 3's zip of `config.json`, `metadata.json` and
+        `model.weights.h5`, which real Keras's `load_model` reads (tapejax/keras/saving_archive.py)."""
+        from tapejax.keras import saving_archive
+
+        saving_archive.save_model(self, filepath, overwrite, zipped, **kwargs)
+
+    def get_config(self) -> dict[str, Any]:
+        """The model's configuration as Keras 3 writes it (layers and, for a functional model, their calls)."""
+        from tapejax.keras import saving_config
+
+        return saving_config.model_config(self)
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any], custom_objects: dict[str, Any] | None = None) -> Model:
+        """A new model (new weights) from `get_config()`'s dictionary, tapejax's or real Keras's."""
+        from tapejax.keras import saving_config
+
+        return saving_config.model_from_config(cls, config, custom_objects)
+
+    def to_json(self, **kwargs: Any) -> str:
+        """The model's `get_config()` as Keras's JSON (`tf.keras.models.model_from_json` reads it back)."""
+        import json
+
+        from tapejax.keras import saving_config
+
+        return json.dumps(saving_config.serialize(self), **kwargs)
+
     def summary(self, line_length: int | None = None, positions: list[float] | None = None,
                 print_fn: Callable[[str], Any] | None = None, expand_nested: bool = False,
                 show_trainable: bool = False, layer_range: Any = None) -> None:
