@@ -61,7 +61,7 @@ class Model(Trainer, Layer):
         elif (len(args) == 2 or (len(args) == 1 and "outputs" in kwargs) or {"inputs", "outputs"} <= kwargs.keys()) \
                 and not issubclass(cls, Functional | Sequential):
             cls = _functional_subclass(cls)  # a subclass given inputs/outputs (the "customizing fit" guide)
-        return super().__new__(cls)
+        return super().__new__(cls, *args, **kwargs)
 
     def __init__(self, *args: Any, trainable: bool = True, name: str | None = None, dtype: Any = None,
                  **kwargs: Any):
@@ -84,11 +84,13 @@ class Model(Trainer, Layer):
         raise ValueError(f"No such layer: {name}. Existing layers are: {[layer.name for layer in self.layers]}.")
 
     def _build_for_call(self, inputs: Any) -> None:
+        self.__dict__["_build_input_shape"] = _shapes_of(inputs)  # Keras's build_config, for `.keras` files
         if type(self).build is not Model.build:  # a user's build; else the first call builds the layers
             self.build(_shapes_of(inputs))
 
     def build(self, input_shape: Any) -> None:
         """Builds the model by running `call` on zeros of `input_shape` (None dimensions allowed)."""
+        self.__dict__["_build_input_shape"] = input_shape
         self._build_from(_specs(input_shape, tf.float32))
 
     def _build_from(self, specs: Any) -> None:
@@ -610,6 +612,36 @@ def _console_width() -> int:
         except (AttributeError, ValueError, OSError):
             continue
     return 80
+
+
+def load_model(filepath: Any, custom_objects: dict[str, Any] | None = None, compile: bool = True,
+               safe_mode: bool = True) -> Model:
+    """Loads a `.keras` file written by `model.save` or by real Keras (tapejax/keras/saving_archive.py)."""
+    from tapejax.keras import saving_archive
+
+    return saving_archive.load_model(filepath, custom_objects, compile, safe_mode)
+
+
+def save_model(model: Model, filepath: Any, overwrite: bool = True, zipped: bool | None = None,
+               **kwargs: Any) -> None:
+    """`model.save(filepath)`: a `.keras` file that real Keras reads."""
+    model.save(filepath, overwrite=overwrite, zipped=zipped, **kwargs)
+
+
+def clone_model(model: Model, input_tensors: Any = None, clone_function: Any = None, **kwargs: Any) -> Model:
+    """A new model with `model`'s configuration and new weights (built from `model.get_config()`)."""
+    from tapejax.keras import saving_archive
+
+    return saving_archive.clone_model(model, input_tensors, clone_function, **kwargs)
+
+
+def model_from_json(json_string: str, custom_objects: dict[str, Any] | None = None) -> Model:
+    """The model (new weights) of `model.to_json()`'s text, tapejax's or real Keras's."""
+    import json
+
+    from tapejax.keras import saving_config
+
+    return saving_config.deserialize(json.loads(json_string), custom_objects)
 
 
 from tapejax._src.errors import missing_symbols as _missing_symbols  # noqa: E402

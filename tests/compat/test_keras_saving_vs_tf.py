@@ -169,3 +169,47 @@ def test_optimizer_state_both_ways(tmp_path, optimizer):
         other.save_weights(tmp_path / "b.weights.h5")
         assert _layout(tmp_path / "a.weights.h5") == _layout(tmp_path / "b.weights.h5")
         assert_same(_values(tmp_path / "b.weights.h5"), _values(tmp_path / "a.weights.h5"), rtol=0)
+
+
+ARCHIVED = [_dense_bn, _text, _conv, _attention, _two_inputs, _nested]
+
+
+def _outputs(model, x):
+    return [np.asarray(y) for y in tf_real.nest.flatten(model(x))]
+
+
+@pytest.mark.parametrize("build", ARCHIVED, ids=lambda f: f.__name__.strip("_"))
+def test_keras_archive_both_ways(tmp_path, build):
+    for source, target in ((tf_real, tapejax), (tapejax, tf_real)):
+        model, x = _fit(source, build, ("adam", {}))
+        model.save(tmp_path / "m.keras")
+        loaded = target.keras.models.load_model(tmp_path / "m.keras")
+        assert_same(_outputs(loaded, x), _outputs(model, x), rtol=1e-4)
+        assert int(loaded.optimizer.iterations.numpy()) == int(model.optimizer.iterations.numpy())
+        assert type(loaded.optimizer).__name__ == type(model.optimizer).__name__
+        loaded.save_weights(tmp_path / "b.weights.h5")
+        model.save_weights(tmp_path / "a.weights.h5")
+        assert_same(_values(tmp_path / "b.weights.h5"), _values(tmp_path / "a.weights.h5"), rtol=0)
+        assert [type(layer).__name__ for layer in loaded.layers] == [type(layer).__name__ for layer in model.layers]
+
+
+def test_tapejax_config_rebuilds_in_keras():
+    model, x = _fit(tapejax, _two_inputs)
+    rebuilt = tf_real.keras.Model.from_config(model.get_config())
+    assert [layer.name for layer in rebuilt.layers] == [layer.name for layer in model.layers]
+    assert_same(_outputs(rebuilt, x)[0].shape, _outputs(model, x)[0].shape)
+
+
+def test_model_checkpoint_files_load_in_keras(tmp_path):
+    model, x = _fit(tapejax, _dense_bn, ("adam", {}))
+    y = np.ones((8, 2), np.float32)
+    callbacks = [tapejax.keras.callbacks.ModelCheckpoint(str(tmp_path / "w{epoch:02d}.weights.h5"),
+                                                         save_weights_only=True, monitor="loss"),
+                 tapejax.keras.callbacks.ModelCheckpoint(str(tmp_path / "best.keras"), save_best_only=True,
+                                                         monitor="loss")]
+    model.fit(x, y, epochs=2, verbose=0, callbacks=callbacks)
+    keras_model, _ = _fit(tf_real, _dense_bn)
+    keras_model.load_weights(tmp_path / "w02.weights.h5")
+    assert_same(_outputs(keras_model, x), _outputs(model, x), rtol=1e-4)
+    assert_same(_outputs(tf_real.keras.models.load_model(tmp_path / "best.keras"), x), _outputs(model, x),
+                rtol=1e-4)
