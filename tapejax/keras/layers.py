@@ -15,6 +15,7 @@ import inspect
 import itertools
 import re
 import threading
+import weakref
 from collections import defaultdict
 from typing import Any
 
@@ -38,6 +39,11 @@ class _Names(threading.local):
 
 
 _NAMES = _Names()
+
+
+# layer -> the (args, kwargs) its constructor was called with: Keras 3's automatic get_config (saving_config.py).
+# Kept outside the layer, so that no walk over a layer's attributes (sublayers, checkpoints) sees them.
+_INIT_ARGS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _unique_name(base: str) -> str:
@@ -150,6 +156,27 @@ class Layer(tf.Module):
         if "input_dim" in kwargs:
             shape = (kwargs.pop("input_dim"),)
         self._input_shape_arg = None if shape is None else tuple(shape)
+
+    def __new__(cls, *args: Any, **kwargs: Any):
+        layer = super().__new__(cls)
+        _INIT_ARGS[layer] = (args, dict(kwargs))
+        return layer
+
+    def get_config(self) -> dict[str, Any]:
+        """The layer's configuration, as Keras 3's automatic one: the arguments its constructor was called with
+        (defaults left out), `name`, `trainable` and `dtype`. A class whose arguments are not JSON values (nor
+        layers, initializers, regularizers, constraints, activations) must define its own, as in Keras."""
+        from tapejax.keras import saving_config
+
+        return saving_config.layer_config(self)
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any]) -> Layer:
+        """A new layer (new weights) from `get_config()`'s dictionary, tapejax's or real Keras's (the arguments
+        Keras writes that tapejax's layer does not take are dropped)."""
+        from tapejax.keras import saving_config
+
+        return saving_config.layer_from_config(cls, config)
 
     def __init_subclass__(cls, **kwargs: Any):
         # As in Keras, `build` runs in the layer's name scope and marks it built however it is called: from
@@ -687,6 +714,8 @@ class _Normalization(Layer):
 
     def __init__(self, axis: int, epsilon: float, center: bool, scale: bool, **kwargs: Any):
         super().__init__(**kwargs)
+        if isinstance(axis, list | tuple) and len(axis) == 1:  # Keras 3's config writes LayerNormalization's as [-1]
+            axis = axis[0]
         self.axis, self.epsilon, self.center, self.scale = axis, epsilon, center, scale
 
     def build(self, input_shape: tf.TensorShape) -> None:

@@ -61,7 +61,7 @@ class Model(Trainer, Layer):
         elif (len(args) == 2 or (len(args) == 1 and "outputs" in kwargs) or {"inputs", "outputs"} <= kwargs.keys()) \
                 and not issubclass(cls, Functional | Sequential):
             cls = _functional_subclass(cls)  # a subclass given inputs/outputs (the "customizing fit" guide)
-        return super().__new__(cls)
+        return super().__new__(cls, *args, **kwargs)
 
     def __init__(self, *args: Any, trainable: bool = True, name: str | None = None, dtype: Any = None,
                  **kwargs: Any):
@@ -84,11 +84,13 @@ class Model(Trainer, Layer):
         raise ValueError(f"No such layer: {name}. Existing layers are: {[layer.name for layer in self.layers]}.")
 
     def _build_for_call(self, inputs: Any) -> None:
+        self.__dict__["_build_input_shape"] = _shapes_of(inputs)  # Keras's build_config, for `.keras` files
         if type(self).build is not Model.build:  # a user's build; else the first call builds the layers
             self.build(_shapes_of(inputs))
 
     def build(self, input_shape: Any) -> None:
         """Builds the model by running `call` on zeros of `input_shape` (None dimensions allowed)."""
+        self.__dict__["_build_input_shape"] = input_shape
         self._build_from(_specs(input_shape, tf.float32))
 
     def _build_from(self, specs: Any) -> None:
@@ -97,6 +99,52 @@ class Model(Trainer, Layer):
         self._clear_losses()  # the probe's losses are not a forward pass's
         self._output_shape = jax.tree_util.tree_unflatten(treedef, shapes)
         self.built = True
+
+    def save_weights(self, filepath: Any, overwrite: bool = True, max_shard_size: Any = None) -> None:
+        """Writes the weights (and the optimizer's state, once compiled) to `filepath`, which must end in
+        `.weights.h5`, in Keras 3's HDF5 layout: real Keras's `load_weights` reads it, and a file real Keras
+        wrote loads here (tapejax/keras/saving_weights.py). Needs h5py (`pip install tapejax[keras]`)."""
+        from tapejax.keras import saving_weights
+
+        saving_weights.save_weights(self, filepath, overwrite, max_shard_size)
+
+    def load_weights(self, filepath: Any, skip_mismatch: bool = False, **kwargs: Any) -> None:
+        """Loads a `.weights.h5` file (or the weights of a `.keras` file) written by `save_weights` or by real
+        Keras. Layers are matched by their place in the model, not by name. A missing layer or a wrong shape
+        raises Keras's ValueError naming the layers, and then no variable has changed (Keras 3 assigns the
+        layers that fit); `skip_mismatch=True` warns instead and loads the rest. An optimizer whose number of
+        variables differs (not built yet) is skipped with Keras's warning."""
+        from tapejax.keras import saving_weights
+
+        saving_weights.load_weights(self, filepath, skip_mismatch)
+
+    def save(self, filepath: Any, overwrite: bool = True, zipped: bool | None = None, **kwargs: Any) -> None:
+        """Saves the model as a `.keras` file, Keras 3's zip of `config.json`, `metadata.json` and
+        `model.weights.h5`, which real Keras's `load_model` reads (tapejax/keras/saving_archive.py)."""
+        from tapejax.keras import saving_archive
+
+        saving_archive.save_model(self, filepath, overwrite, zipped, **kwargs)
+
+    def get_config(self) -> dict[str, Any]:
+        """The model's configuration as Keras 3 writes it (layers and, for a functional model, their calls)."""
+        from tapejax.keras import saving_config
+
+        return saving_config.model_config(self)
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any], custom_objects: dict[str, Any] | None = None) -> Model:
+        """A new model (new weights) from `get_config()`'s dictionary, tapejax's or real Keras's."""
+        from tapejax.keras import saving_config
+
+        return saving_config.model_from_config(cls, config, custom_objects)
+
+    def to_json(self, **kwargs: Any) -> str:
+        """The model's `get_config()` as Keras's JSON (`tf.keras.models.model_from_json` reads it back)."""
+        import json
+
+        from tapejax.keras import saving_config
+
+        return json.dumps(saving_config.serialize(self), **kwargs)
 
     def summary(self, line_length: int | None = None, positions: list[float] | None = None,
                 print_fn: Callable[[str], Any] | None = None, expand_nested: bool = False,
@@ -564,6 +612,36 @@ def _console_width() -> int:
         except (AttributeError, ValueError, OSError):
             continue
     return 80
+
+
+def load_model(filepath: Any, custom_objects: dict[str, Any] | None = None, compile: bool = True,
+               safe_mode: bool = True) -> Model:
+    """Loads a `.keras` file written by `model.save` or by real Keras (tapejax/keras/saving_archive.py)."""
+    from tapejax.keras import saving_archive
+
+    return saving_archive.load_model(filepath, custom_objects, compile, safe_mode)
+
+
+def save_model(model: Model, filepath: Any, overwrite: bool = True, zipped: bool | None = None,
+               **kwargs: Any) -> None:
+    """`model.save(filepath)`: a `.keras` file that real Keras reads."""
+    model.save(filepath, overwrite=overwrite, zipped=zipped, **kwargs)
+
+
+def clone_model(model: Model, input_tensors: Any = None, clone_function: Any = None, **kwargs: Any) -> Model:
+    """A new model with `model`'s configuration and new weights (built from `model.get_config()`)."""
+    from tapejax.keras import saving_archive
+
+    return saving_archive.clone_model(model, input_tensors, clone_function, **kwargs)
+
+
+def model_from_json(json_string: str, custom_objects: dict[str, Any] | None = None) -> Model:
+    """The model (new weights) of `model.to_json()`'s text, tapejax's or real Keras's."""
+    import json
+
+    from tapejax.keras import saving_config
+
+    return saving_config.deserialize(json.loads(json_string), custom_objects)
 
 
 from tapejax._src.errors import missing_symbols as _missing_symbols  # noqa: E402

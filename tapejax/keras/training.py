@@ -71,6 +71,10 @@ class Trainer:
         function or a name; a list or dict for several outputs), `loss_weights`, `metrics` and
         `weighted_metrics` (instances, functions or names; 'accuracy' picks its variant from the data)."""
         self.optimizer = optimizers.get(optimizer)
+        # Keras's compile config, written to `.keras` files (saving_archive.py)
+        self._compile_config = {"loss": loss, "loss_weights": loss_weights, "metrics": metrics,
+                                "weighted_metrics": weighted_metrics, "run_eagerly": run_eagerly,
+                                "steps_per_execution": steps_per_execution, "jit_compile": jit_compile}
         names = self._output_names()
         if loss is not None:
             self._compile_loss = CompileLoss(loss, loss_weights, output_names=names)
