@@ -209,6 +209,8 @@ from tapejax.ops.graph import realdiv as realdiv
 from tapejax.ops.graph import saturate_cast as saturate_cast
 from tapejax.ops.graph import shape_n as shape_n
 from tapejax.ops.graph import timestamp as timestamp
+from tapejax import sparse as sparse  # noqa: E402 (built on the namespace above)
+from tapejax.sparse import SparseTensor as SparseTensor  # noqa: E402
 
 # keras is built on the namespace above (dogfooding), so it comes last.
 from tapejax import keras as keras  # noqa: E402
