@@ -5,6 +5,7 @@ from tapejax.keras import applications as applications
 from tapejax.keras import backend as backend
 from tapejax.keras import callbacks as callbacks
 from tapejax.keras import constraints as constraints
+from tapejax.keras import datasets as datasets
 from tapejax.keras import initializers as initializers
 from tapejax.keras import layers as layers
 from tapejax.keras import losses as losses

@@ -204,6 +204,8 @@ class PyDataset:
 
 Sequence = PyDataset
 
+from tapejax.keras.file_utils import get_file as get_file  # noqa: E402
+
 
 from tapejax._src.errors import missing_symbols as _missing_symbols  # noqa: E402
 
