@@ -13,6 +13,7 @@ from tapejax.keras import metrics as metrics
 from tapejax.keras import models as models
 from tapejax.keras import ops as ops
 from tapejax.keras import optimizers as optimizers
+from tapejax.keras import preprocessing as preprocessing
 from tapejax.keras import regularizers as regularizers
 from tapejax.keras import saving as saving
 from tapejax.keras import utils as utils

@@ -28,6 +28,7 @@ from tapejax.keras import constraints as _constraints
 from tapejax.keras import masks as _masking
 from tapejax.keras import regularizers as _regularizers
 from tapejax.keras import symbolic as _symbolic
+from tapejax.keras.attributes import Declared, built_weight
 from tapejax.keras.variables import Variable as KerasVariable
 
 class _Names(threading.local):
@@ -191,6 +192,9 @@ class Layer(tf.Module):
     def __getattr__(self, name: str) -> Any:  # only reached when the attribute is missing
         if name in ("input", "output") and "_inbound_nodes" in self.__dict__:
             self._only_node(name)  # the property raised: raise its message, not the generic one below
+        declared = getattr(type(self), name, None)
+        if isinstance(declared, Declared):  # a weight or attribute not made yet: Keras's message for it
+            raise declared.error(self)
         if "_own_weights" not in self.__dict__ and not name.startswith("_"):
             raise RuntimeError(f"{type(self).__name__} has no attribute {name!r}: it looks like its __init__ does "
                                "not call super().__init__(); call it first, before assigning layers or weights.")
@@ -679,6 +683,7 @@ class Dense(Layer):
     """`activation(inputs @ kernel + bias)` (`tf.keras.layers.Dense`)."""
 
     supports_masking = True
+    kernel = built_weight("The (input features, units) weight matrix, made by `build`.")
 
     def __init__(self, units: int, activation: Any = None, use_bias: bool = True,
                  kernel_initializer: Any = "glorot_uniform", bias_initializer: Any = "zeros",

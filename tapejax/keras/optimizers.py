@@ -24,6 +24,7 @@ from tapejax.keras import schedules as schedules
 from tapejax._src import caches, checkpoint_pending, dispatch
 from tapejax._src.context import CONTEXT
 from tapejax._src.registry import OpDef
+from tapejax.keras.attributes import Declared
 from tapejax._src.module import camel_to_snake
 from tapejax.keras.schedules import LearningRateSchedule
 
@@ -44,6 +45,8 @@ class Optimizer:
 
     # The attributes `_rule` reads: optimizers configured alike share one compiled update (None: not shared).
     _RULE_ARGS: tuple[str, ...] | None = None
+    iterations = Declared("The number of updates applied so far: an int64 `tf.Variable` that `apply_gradients` "
+                          "increments (a schedule's step).")
 
     def __init__(self, learning_rate: float | LearningRateSchedule | Callable = 0.001, name: str | None = None,
                  weight_decay: float | None = None, clipnorm: float | None = None, clipvalue: float | None = None,
