@@ -356,7 +356,8 @@ class Optimizer:
         return [self.iterations, *rate] + [s for _, _, slots in self._slots.values() for s in slots]
 
 
-_BY_NAME = {"sgd": "SGD", "adam": "Adam", "rmsprop": "RMSprop", "adagrad": "Adagrad", "adamw": "AdamW"}
+_BY_NAME = {"sgd": "SGD", "adam": "Adam", "rmsprop": "RMSprop", "adagrad": "Adagrad", "adamw": "AdamW",
+            "nadam": "Nadam", "adamax": "Adamax", "lion": "Lion", "adadelta": "Adadelta"}
 
 
 def get(identifier: Any) -> Optimizer:
@@ -610,6 +611,10 @@ class AdamW(Adam):
         super().__init__(learning_rate, beta_1=beta_1, beta_2=beta_2, epsilon=epsilon, amsgrad=amsgrad,
                          weight_decay=weight_decay, **kwargs)
 
+
+from tapejax.keras import optimizers_legacy as legacy  # noqa: E402
+from tapejax.keras.optimizers_more import Adadelta as Adadelta, Adamax as Adamax  # noqa: E402
+from tapejax.keras.optimizers_more import Lion as Lion, Nadam as Nadam  # noqa: E402
 
 from tapejax._src.errors import missing_symbols as _missing_symbols  # noqa: E402
 
