@@ -19,6 +19,7 @@ from tapejax.keras import saving as saving
 from tapejax.keras import utils as utils
 from tapejax.keras.layers import Input as Input
 from tapejax.keras.layers import InputLayer as InputLayer
+from tapejax.keras.layers import Layer as Layer
 from tapejax.keras.models import Model as Model
 from tapejax.keras.models import Sequential as Sequential
 from tapejax.keras.variables import Variable as Variable

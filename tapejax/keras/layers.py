@@ -29,6 +29,7 @@ from tapejax.keras import masks as _masking
 from tapejax.keras import regularizers as _regularizers
 from tapejax.keras import symbolic as _symbolic
 from tapejax.keras.attributes import Declared, built_weight
+from tapejax.keras.layer_names import LayerNames
 from tapejax.keras.variables import Variable as KerasVariable
 
 class _Names(threading.local):
@@ -119,7 +120,7 @@ def _shapes_of(structure: Any) -> Any:
     return None
 
 
-class Layer(tf.Module):
+class Layer(LayerNames, tf.Module):
     """The base class of layers (`tf.keras.layers.Layer`): `build(input_shape)` on first call, then `call`.
 
     Sublayers are the layers held by attributes (and by lists, tuples and dicts in them), in assignment order,
@@ -195,6 +196,8 @@ class Layer(tf.Module):
         declared = getattr(type(self), name, None)
         if isinstance(declared, Declared):  # a weight or attribute not made yet: Keras's message for it
             raise declared.error(self)
+        if isinstance(declared, property) and declared.fget is not None:
+            declared.fget(self)  # the property raised AttributeError: raise its message, not the generic one
         if "_own_weights" not in self.__dict__ and not name.startswith("_"):
             raise RuntimeError(f"{type(self).__name__} has no attribute {name!r}: it looks like its __init__ does "
                                "not call super().__init__(); call it first, before assigning layers or weights.")

@@ -173,3 +173,34 @@ def test_rgba_saved_as_jpeg_warns_as_keras(tmp_path):
             module.keras.utils.save_img(tmp_path / f"{module.__name__}.jpg", np.ones((2, 2, 4)))
     assert_same(np.asarray(tapejax.keras.utils.load_img(tmp_path / "tapejax.jpg")),
                 np.asarray(tf_real.keras.utils.load_img(tmp_path / "tensorflow.jpg")))
+
+
+OUTPUT_SHAPES = [
+    lambda tf: tf.keras.Sequential([tf.keras.Input((3,)), tf.keras.layers.Dense(2)]).output_shape,
+    lambda tf: tf.keras.Sequential([tf.keras.Input((4, 4, 1)), tf.keras.layers.Conv2D(2, 3),
+                                    tf.keras.layers.Flatten()]).output_shape,
+    lambda tf: tf.keras.Sequential([tf.keras.layers.Dense(2)]).output_shape,
+    lambda tf: (lambda m: (m(tf.ones([3, 5])), m.output_shape)[1])(tf.keras.Sequential([tf.keras.layers.Dense(2)])),
+    lambda tf: (lambda m: (m.build((None, 5)), m.output_shape)[1])(tf.keras.Sequential([tf.keras.layers.Dense(2)])),
+    lambda tf: (lambda i: tf.keras.Model(i, [tf.keras.layers.Dense(2)(i), tf.keras.layers.Dense(3)(i)]).output_shape)(
+        tf.keras.Input((4,))),
+    lambda tf: (lambda i: tf.keras.Model(i, tf.keras.layers.Dense(2)(i)).output_shape)(tf.keras.Input((4,))),
+]
+
+
+@pytest.mark.parametrize("k", range(len(OUTPUT_SHAPES)))
+def test_output_shape_matches_keras(k):
+    assert_same_outcome(OUTPUT_SHAPES[k], tapejax, tf_real)
+
+
+LAYER_NAMES = [
+    lambda tf: tf.keras.layers.Layer().add_variable((2,), "ones", name="w").numpy(),
+    lambda tf: tf.keras.layers.Layer().add_variable((1, 2), "zeros", "float64", False).numpy(),
+    lambda tf: tf.keras.layers.Layer().add_metric(1.0),
+    lambda tf: tf.keras.Layer.__name__,
+]
+
+
+@pytest.mark.parametrize("k", range(len(LAYER_NAMES)))
+def test_layer_names_match_keras(k):
+    assert_same_outcome(LAYER_NAMES[k], tapejax, tf_real)

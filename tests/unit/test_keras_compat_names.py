@@ -144,3 +144,28 @@ def test_load_img_errors(tmp_path):
         tf.keras.utils.load_img(tmp_path / "b.png", color_mode="cmyk")
     with pytest.raises(ValueError, match="Invalid interpolation"):
         tf.keras.utils.load_img(tmp_path / "b.png", target_size=(3, 3), interpolation="cubic")
+
+
+def test_output_shape_of_sequential_and_functional_models():
+    model = tf.keras.Sequential([tf.keras.Input((3,)), tf.keras.layers.Dense(2), tf.keras.layers.Reshape((2, 1))])
+    assert model.output_shape == (None, 2, 1)
+    called = tf.keras.Sequential([tf.keras.layers.Dense(4)])
+    with pytest.raises(AttributeError, match="has no defined output shape yet"):
+        called.output_shape
+    called(tf.ones([5, 3]))
+    assert called.output_shape == (5, 4)  # Keras: built by a call, the call's batch size
+    inputs = tf.keras.Input((3,))
+    two = tf.keras.Model(inputs, [tf.keras.layers.Dense(2)(inputs), tf.keras.layers.Dense(4)(inputs)])
+    assert two.output_shape == [(None, 2), (None, 4)]
+
+
+def test_layer_add_variable_add_metric_and_class_level_names():
+    layer = tf.keras.layers.Layer()
+    w = layer.add_variable((2, 3), "ones", dtype="float64", trainable=False, name="w")
+    assert w.dtype == tf.float64 and not w.trainable and w in layer.non_trainable_weights
+    np.testing.assert_array_equal(w.numpy(), np.ones((2, 3)))
+    with pytest.raises(NotImplementedError, match="add_metric"):
+        layer.add_metric(tf.constant(1.0))
+    assert tf.keras.Layer is tf.keras.layers.Layer
+    assert tf.keras.Model.trainable.__doc__ and tf.keras.metrics.Metric.dtype.__doc__
+    assert tf.keras.metrics.Mean().dtype == tf.float32
