@@ -940,6 +940,7 @@ from tapejax.keras.layers_preprocessing import (CenterCrop as CenterCrop,  # noq
                                                 Rescaling as Rescaling, Resizing as Resizing)
 from tapejax.keras.layers_wrappers import Bidirectional as Bidirectional  # noqa: E402
 from tapejax.keras.layers_wrappers import TimeDistributed as TimeDistributed  # noqa: E402
+from tapejax.keras.layers_group_normalization import GroupNormalization as GroupNormalization  # noqa: E402
 
 from tapejax._src.errors import missing_symbols as _missing_symbols  # noqa: E402
 
