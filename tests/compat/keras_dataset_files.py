@@ -57,7 +57,7 @@ def _batch(rng: np.random.Generator, n: int, **labels: list[int]) -> bytes:
 def cifar10(home: pathlib.Path, rng: np.random.Generator, per_batch: int = 10000, n_test: int = 10000) -> None:
     """The archive as Keras caches it: `cifar-10-batches-py-target_archive`, a .tar.gz holding
     `cifar-10-batches-py/data_batch_1..5` and `test_batch` (Keras itself needs 10,000 images per batch)."""
-    with tarfile.open(_datasets(home) / "cifar-10-batches-py-target_archive", "w:gz") as tar:
+    with tarfile.open(_datasets(home) / "cifar-10-batches-py-target_archive", "w:gz", compresslevel=1) as tar:
         for i in range(1, 6):
             _add(tar, f"cifar-10-batches-py/data_batch_{i}",
                  _batch(rng, per_batch, labels=rng.integers(0, 10, per_batch).tolist()))
