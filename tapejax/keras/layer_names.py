@@ -1,5 +1,6 @@
 """Layer methods of Keras 3 that programs call and that `Layer` gets from here: `add_variable` (Keras 3's
-positional order), `add_metric` (which Keras 3 removed, with its message), and `trainable` declared on the class.
+positional order), `metrics`, `add_metric` (which Keras 3 removed, with its message), and `trainable` declared on
+the class.
 
 >>> import tapejax as tf
 >>> layer = tf.keras.layers.Layer()
@@ -26,6 +27,20 @@ class LayerNames:
         `add_weight` with these arguments."""
         return self.add_weight(shape=shape, initializer=initializer, dtype=dtype, trainable=trainable,
                                autocast=autocast, regularizer=regularizer, constraint=constraint, name=name)
+
+    @property
+    def metrics(self) -> list[Any]:
+        """The metrics this layer holds in its attributes (in assignment order), then its sublayers' metrics."""
+        from tapejax.keras.metrics import Metric
+
+        found: list[Any] = []
+        for value in vars(self).values():
+            for item in value if isinstance(value, list | tuple) else [value]:
+                if isinstance(item, Metric) and not any(item is m for m in found):
+                    found.append(item)
+        for layer in self._sublayers():
+            found.extend(layer.metrics)
+        return found
 
     def add_metric(self, *args: Any, **kwargs: Any) -> None:
         """Removed in Keras 3: raises its NotImplementedError, which says what to do instead."""

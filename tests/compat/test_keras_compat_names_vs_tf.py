@@ -204,3 +204,23 @@ LAYER_NAMES = [
 @pytest.mark.parametrize("k", range(len(LAYER_NAMES)))
 def test_layer_names_match_keras(k):
     assert_same_outcome(LAYER_NAMES[k], tapejax, tf_real)
+
+
+def _layer_metrics(tf):
+    class Inner(tf.keras.layers.Layer):
+        def __init__(self):
+            super().__init__()
+            self.seen = tf.keras.metrics.Sum(name="seen")
+
+    class Outer(tf.keras.layers.Layer):
+        def __init__(self):
+            super().__init__()
+            self.tracker = tf.keras.metrics.Mean(name="tracker")
+            self.inner = Inner()
+            self.more = [tf.keras.metrics.Mean(name="listed")]
+
+    return [m.name for m in Outer().metrics], tf.keras.layers.Dense(2).metrics
+
+
+def test_layer_metrics_match_keras():
+    assert _layer_metrics(tapejax) == _layer_metrics(tf_real)

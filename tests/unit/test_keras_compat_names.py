@@ -169,3 +169,17 @@ def test_layer_add_variable_add_metric_and_class_level_names():
     assert tf.keras.Layer is tf.keras.layers.Layer
     assert tf.keras.Model.trainable.__doc__ and tf.keras.metrics.Metric.dtype.__doc__
     assert tf.keras.metrics.Mean().dtype == tf.float32
+
+
+def test_layer_metrics_are_its_own_then_its_sublayers():
+    class Block(tf.keras.layers.Layer):
+        def __init__(self):
+            super().__init__()
+            self.tracker = tf.keras.metrics.Mean(name="tracker")
+            self.dense = tf.keras.layers.Dense(1)
+            self.child = tf.keras.layers.Layer()
+            self.child.counter = tf.keras.metrics.Sum(name="counter")
+
+    block = Block()
+    assert [m.name for m in block.metrics] == ["tracker", "counter"]
+    assert tf.keras.layers.Dense(1).metrics == []
