@@ -86,3 +86,32 @@ def test_nadam_schedule_product_advances_only_with_a_successful_step():
 def test_legacy_optimizers_raise_keras3s_import_error(name):
     with pytest.raises(ImportError, match="tf_keras"):
         getattr(tf.keras.optimizers.legacy, name)(learning_rate=0.1)
+
+
+@pytest.mark.parametrize("branch", [False, True])
+@pytest.mark.parametrize("name", sorted(REFERENCES))
+def test_in_a_loop_inside_tf_function_is_the_eager_loop(name, branch):
+    # a tf.range loop (and a tf.cond branch) inside tf.function is captured and replayed: Nadam's schedule product
+    # must advance in the replayed steps too
+    def run(compiled):
+        w = tf.Variable([1.0, -2.0])
+        optimizer = getattr(tf.keras.optimizers, name)(0.1)
+
+        def step(i):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_sum(w * w * tf.cast(i + 1, tf.float32))
+            grads = tape.gradient(loss, [w])
+            if branch:
+                tf.cond(i % 2 == 0, lambda: optimizer.apply_gradients(zip(grads, [w])), lambda: optimizer.iterations)
+            else:
+                optimizer.apply_gradients(zip(grads, [w]))
+
+        def loop(n):
+            for i in tf.range(n):
+                step(i)
+
+        (tf.function(loop) if compiled else loop)(tf.constant(4))
+        return [v.numpy() for v in (w, *optimizer.variables)]
+
+    for got, want in zip(run(True), run(False), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-6)
