@@ -217,6 +217,11 @@ from tapejax import keras as keras  # noqa: E402
 from tapejax import distribute as distribute  # noqa: E402
 from tapejax.distribute._src.enums import VariableAggregation as VariableAggregation  # noqa: E402
 from tapejax.distribute._src.enums import VariableSynchronization as VariableSynchronization  # noqa: E402
+# TF 2's short names for Keras namespaces (`tf.optimizers` is `tf.keras.optimizers`).
+from tapejax.keras import initializers as initializers  # noqa: E402
+from tapejax.keras import losses as losses  # noqa: E402
+from tapejax.keras import metrics as metrics  # noqa: E402
+from tapejax.keras import optimizers as optimizers  # noqa: E402
 
 from tapejax._src.errors import missing_symbols as _missing_symbols  # noqa: E402
 

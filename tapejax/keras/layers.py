@@ -28,6 +28,8 @@ from tapejax.keras import constraints as _constraints
 from tapejax.keras import masks as _masking
 from tapejax.keras import regularizers as _regularizers
 from tapejax.keras import symbolic as _symbolic
+from tapejax.keras.attributes import Declared, built_weight
+from tapejax.keras.layer_names import LayerNames
 from tapejax.keras.variables import Variable as KerasVariable
 
 class _Names(threading.local):
@@ -118,7 +120,7 @@ def _shapes_of(structure: Any) -> Any:
     return None
 
 
-class Layer(tf.Module):
+class Layer(LayerNames, tf.Module):
     """The base class of layers (`tf.keras.layers.Layer`): `build(input_shape)` on first call, then `call`.
 
     Sublayers are the layers held by attributes (and by lists, tuples and dicts in them), in assignment order,
@@ -191,6 +193,11 @@ class Layer(tf.Module):
     def __getattr__(self, name: str) -> Any:  # only reached when the attribute is missing
         if name in ("input", "output") and "_inbound_nodes" in self.__dict__:
             self._only_node(name)  # the property raised: raise its message, not the generic one below
+        declared = getattr(type(self), name, None)
+        if isinstance(declared, Declared):  # a weight or attribute not made yet: Keras's message for it
+            raise declared.error(self)
+        if isinstance(declared, property) and declared.fget is not None:
+            declared.fget(self)  # the property raised AttributeError: raise its message, not the generic one
         if "_own_weights" not in self.__dict__ and not name.startswith("_"):
             raise RuntimeError(f"{type(self).__name__} has no attribute {name!r}: it looks like its __init__ does "
                                "not call super().__init__(); call it first, before assigning layers or weights.")
@@ -679,6 +686,7 @@ class Dense(Layer):
     """`activation(inputs @ kernel + bias)` (`tf.keras.layers.Dense`)."""
 
     supports_masking = True
+    kernel = built_weight("The (input features, units) weight matrix, made by `build`.")
 
     def __init__(self, units: int, activation: Any = None, use_bias: bool = True,
                  kernel_initializer: Any = "glorot_uniform", bias_initializer: Any = "zeros",
@@ -932,6 +940,9 @@ from tapejax.keras.layers_preprocessing import (CenterCrop as CenterCrop,  # noq
                                                 Rescaling as Rescaling, Resizing as Resizing)
 from tapejax.keras.layers_wrappers import Bidirectional as Bidirectional  # noqa: E402
 from tapejax.keras.layers_wrappers import TimeDistributed as TimeDistributed  # noqa: E402
+from tapejax.keras.layers_group_normalization import GroupNormalization as GroupNormalization  # noqa: E402
+from tapejax.keras.layers_lookup import IntegerLookup as IntegerLookup  # noqa: E402
+from tapejax.keras.layers_lookup import StringLookup as StringLookup  # noqa: E402
 
 from tapejax._src.errors import missing_symbols as _missing_symbols  # noqa: E402
 

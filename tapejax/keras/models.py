@@ -269,6 +269,15 @@ class Sequential(Model):
         _unique_name("functional")
         super()._build_from(specs)
 
+    @property
+    def output_shape(self) -> tuple[int | None, ...]:
+        """The shape of the model's output, as a tuple (the batch size None when built from an Input or
+        `build`; the first call's batch size when built by it, as in Keras)."""
+        shape = getattr(self._layers[-1], "_output_shape", None) if self._layers and self._shapes_recorded else None
+        if shape is None:
+            raise AttributeError(f"Sequential model '{self.name}' has no defined output shape yet.")
+        return tuple(tf.TensorShape(shape).as_list())
+
     def _build_for_call(self, inputs: Any) -> None:  # the first call builds the layers
         self._use_up_input_layer_name()
         _unique_name("functional")
@@ -337,6 +346,12 @@ class Functional(Model):
     @property
     def outputs(self) -> list[KerasTensor]:
         return list(self._output_tensors)
+
+    @property
+    def output_shape(self) -> Any:
+        """The shapes of the outputs as tuples: one tuple for a single output, else a list of them."""
+        shapes = [tuple(tf.TensorShape(t.shape).as_list()) for t in self._output_tensors]
+        return shapes[0] if len(shapes) == 1 else shapes
 
     @property
     def input(self) -> Any:

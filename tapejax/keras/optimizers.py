@@ -24,6 +24,7 @@ from tapejax.keras import schedules as schedules
 from tapejax._src import caches, checkpoint_pending, dispatch
 from tapejax._src.context import CONTEXT
 from tapejax._src.registry import OpDef
+from tapejax.keras.attributes import Declared
 from tapejax._src.module import camel_to_snake
 from tapejax.keras.schedules import LearningRateSchedule
 
@@ -44,6 +45,8 @@ class Optimizer:
 
     # The attributes `_rule` reads: optimizers configured alike share one compiled update (None: not shared).
     _RULE_ARGS: tuple[str, ...] | None = None
+    iterations = Declared("The number of updates applied so far: an int64 `tf.Variable` that `apply_gradients` "
+                          "increments (a schedule's step).")
 
     def __init__(self, learning_rate: float | LearningRateSchedule | Callable = 0.001, name: str | None = None,
                  weight_decay: float | None = None, clipnorm: float | None = None, clipvalue: float | None = None,
@@ -353,7 +356,8 @@ class Optimizer:
         return [self.iterations, *rate] + [s for _, _, slots in self._slots.values() for s in slots]
 
 
-_BY_NAME = {"sgd": "SGD", "adam": "Adam", "rmsprop": "RMSprop", "adagrad": "Adagrad", "adamw": "AdamW"}
+_BY_NAME = {"sgd": "SGD", "adam": "Adam", "rmsprop": "RMSprop", "adagrad": "Adagrad", "adamw": "AdamW",
+            "nadam": "Nadam", "adamax": "Adamax", "lion": "Lion", "adadelta": "Adadelta"}
 
 
 def get(identifier: Any) -> Optimizer:
@@ -607,6 +611,10 @@ class AdamW(Adam):
         super().__init__(learning_rate, beta_1=beta_1, beta_2=beta_2, epsilon=epsilon, amsgrad=amsgrad,
                          weight_decay=weight_decay, **kwargs)
 
+
+from tapejax.keras import optimizers_legacy as legacy  # noqa: E402
+from tapejax.keras.optimizers_more import Adadelta as Adadelta, Adamax as Adamax  # noqa: E402
+from tapejax.keras.optimizers_more import Lion as Lion, Nadam as Nadam  # noqa: E402
 
 from tapejax._src.errors import missing_symbols as _missing_symbols  # noqa: E402
 

@@ -30,6 +30,7 @@ from tapejax.keras.compile_utils import CompileLoss, CompileMetrics
 from tapejax.keras.data_adapter import EpochIterator, class_weight_to_sample_weights, train_validation_split
 from tapejax.keras.data_adapter import unpack_x_y_sample_weight
 from tapejax.keras.metrics import Mean, Metric
+from tapejax.keras.trainer_compat import Keras2Names
 
 
 def _first_batch_size(x: Any) -> Any:
@@ -46,7 +47,7 @@ def _numpy(structure: Any) -> Any:
     return jax.tree_util.tree_map(lambda v: np.asarray(v), structure, is_leaf=lambda v: isinstance(v, tf.Tensor))
 
 
-class Trainer:
+class Trainer(Keras2Names):
     """The training API of `tf.keras.Model` (see the module docstring)."""
 
     compiled = False
