@@ -253,13 +253,12 @@ class Trainer:
     def _distributed(self, strategy: Any, step: Any, reduction: str) -> Any:
         """`step` on every replica of `strategy` (eagerly, `strategy.run` compiles its one shard_map itself)."""
         replicated = distribution.distributed_step(strategy, step, reduction)
-        if not self._run_eagerly:
-            holders = (self, self.optimizer, *self.metrics)
-            compiled = tf.function(lambda data, _: replicated(data), autograph=False)
-            replicated = lambda data: compiled(data, holders)  # noqa: E731
+        compiled = None if self._run_eagerly else tf.function(lambda data, _: replicated(data), autograph=False)
+        holders = (self, self.optimizer, *self.metrics)
 
         def run(data: Any) -> Any:
-            return replicated(distribution.split_batch(strategy, data))
+            data = distribution.split_batch(strategy, data)
+            return replicated(data) if compiled is None else compiled(data, holders)
 
         return run
 
