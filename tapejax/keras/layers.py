@@ -747,15 +747,18 @@ class BatchNormalization(_Normalization):
 
     With `training=True`, the batch's statistics are used and the moving statistics (non-trainable variables)
     are updated by assignment: `moving = moving * momentum + batch * (1 - momentum)`. Otherwise the moving
-    statistics are used.
+    statistics are used. Inside `strategy.run` each replica normalises by its own batch's statistics and keeps
+    its own moving statistics (read: replica 0's), as in TF, unless `synchronized=True`: then the statistics
+    are those of the global batch (all-reduced over the replicas).
     """
 
     supports_masking = True
 
     def __init__(self, axis: int = -1, momentum: float = 0.99, epsilon: float = 1e-3, center: bool = True,
-                 scale: bool = True, **kwargs: Any):
+                 scale: bool = True, synchronized: bool = False, **kwargs: Any):
         super().__init__(axis, epsilon, center, scale, **kwargs)
         self.momentum = momentum
+        self.synchronized = synchronized
 
     def build(self, input_shape: tf.TensorShape) -> None:
         super().build(input_shape)
@@ -767,14 +770,25 @@ class BatchNormalization(_Normalization):
         rank = inputs.shape.rank
         reduce_axes = [a for a in range(rank) if a != self.axis % rank]
         if training:
-            mean = tf.reduce_mean(inputs, axis=reduce_axes)
-            variance = tf.reduce_mean(tf.square(inputs - mean), axis=reduce_axes)
+            mean, variance = self._moments(inputs, reduce_axes)
             self.moving_mean.assign(self.moving_mean * self.momentum + mean * (1.0 - self.momentum))
             self.moving_variance.assign(
                 self.moving_variance * self.momentum + variance * (1.0 - self.momentum))
         else:
             mean, variance = self.moving_mean, self.moving_variance
         return self._normalize(inputs, mean, variance)
+
+    def _moments(self, inputs: Any, reduce_axes: list[int]) -> tuple[Any, Any]:
+        replica = tf.distribute.get_replica_context() if self.synchronized else None
+        if replica is None or replica.num_replicas_in_sync == 1:
+            mean = tf.reduce_mean(inputs, axis=reduce_axes)
+            return mean, tf.reduce_mean(tf.square(inputs - mean), axis=reduce_axes)
+        # the global batch's moments: sums and counts all-reduced over the replicas
+        count = tf.cast(tf.size(inputs) // tf.size(tf.reduce_sum(inputs, axis=reduce_axes)), inputs.dtype)
+        total, count = replica.all_reduce("SUM", [tf.reduce_sum(inputs, axis=reduce_axes), count])
+        mean = total / count
+        squares = replica.all_reduce("SUM", tf.reduce_sum(tf.square(inputs - mean), axis=reduce_axes))
+        return mean, squares / count
 
 
 class Activation(Layer):

@@ -21,7 +21,7 @@ import jax
 import numpy as np
 
 import tapejax as tf
-from tapejax.keras import checkpointing
+from tapejax.keras import checkpointing, distribution
 from tapejax.keras.training import Trainer
 from tapejax.keras.layers import (InputLayer, KerasTensor, Layer, _leaves, _Node, _Operation, _probe, _shapes_of,
                                   _takes_training, _unique_name)
@@ -69,6 +69,7 @@ class Model(Trainer, Layer):
             raise TypeError(f"{type(self).__name__}.__init__ got inputs/outputs: tapejax makes functional models "
                             "only as tf.keras.Model(inputs=..., outputs=...), not from a subclass.")
         super().__init__(trainable=trainable, name=name, dtype=dtype, **kwargs)
+        self._distribute_strategy = distribution.current_strategy()
 
     @property
     def layers(self) -> list[Layer]:
@@ -309,6 +310,7 @@ class Functional(Model):
     def __init__(self, inputs: Any, outputs: Any, name: str | None = None, trainable: bool = True,
                  **kwargs: Any):
         Layer.__init__(self, trainable=trainable, name=name, **kwargs)
+        self._distribute_strategy = distribution.current_strategy()
         self._inputs_structure, self._outputs_structure = inputs, outputs
         self._input_tensors, self._output_tensors = _leaves(inputs), _leaves(outputs)
         for tensor in self._input_tensors + self._output_tensors:
