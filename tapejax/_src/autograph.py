@@ -49,8 +49,8 @@ def _is_tf_function(fn: Any) -> bool:
 
 # -- conversion --------------------------------------------------------------------------------------------------
 
-# (code, closure cells and their contents, globals) -> converted function. Keyed by ids: safe, because the
-# converted function holds the cells' contents and the globals, so no id is reused while its entry lives.
+# (code, closure cells, globals) -> converted function. Keyed by ids: safe, because the converted function holds
+# the very cells and globals, so no id is reused while its entry lives.
 _CACHE = caches.Memo("converted functions (autograph.py)", 2048)
 # Conversions run one at a time: CPython 3.11's AST constructor keeps its recursion depth in state shared by
 # threads, so two threads building ASTs at once fail with "AST constructor recursion depth mismatch"
@@ -90,10 +90,7 @@ def convert(fn: Callable) -> Callable:
         return types.MethodType(converted, fn.__self__) if converted is not fn.__func__ else fn
     if not _convertible(fn):
         return fn
-    # the converted function holds the cells' contents (see _convert): a cell rebound since (a closure over a
-    # loop's variable) needs its own conversion
-    key = (fn.__code__, fn.__closure__ and tuple((id(c), id(_contents(c))) for c in fn.__closure__),
-           id(fn.__globals__))
+    key = (fn.__code__, fn.__closure__ and tuple(id(c) for c in fn.__closure__), id(fn.__globals__))
     converted = _CACHE.get(key)
     if converted is None:
         with _CONVERTING:
@@ -112,13 +109,6 @@ def convert(fn: Callable) -> Callable:
         converted.__kwdefaults__ = fn.__kwdefaults__
         converted = functools.update_wrapper(converted, fn, updated=())
     return converted
-
-
-def _contents(cell: Any) -> Any:
-    try:
-        return cell.cell_contents
-    except ValueError:  # an empty cell (a name assigned later in the enclosing function)
-        return None
 
 
 def to_code(fn: Callable) -> str:
@@ -199,8 +189,13 @@ def _convert(fn: types.FunctionType) -> Callable:
     code = compile(module, inspect.getsourcefile(fn) or "<autograph>", "exec")
     namespace: dict[str, Any] = {}
     exec(code, fn.__globals__, namespace)  # noqa: S102 (the user's own function, rewritten)
-    cells = [c.cell_contents for c in fn.__closure__ or ()]
-    converted = namespace["__tapejax_autograph_factory"](_AG, *cells)
+    free = fn.__code__.co_freevars
+    made = namespace["__tapejax_autograph_factory"](_AG, *[None] * len(free))
+    # The converted function shares the original's closure cells, so it sees a name the enclosing scope rebinds
+    # later (a closure over a loop's variable), as the original does; `ag__` gets a cell of its own.
+    cells = {name: cell for name, cell in zip(free, fn.__closure__ or ())}
+    closure = tuple(cells[n] if n in cells else types.CellType(_AG) for n in made.__code__.co_freevars)
+    converted = types.FunctionType(made.__code__, made.__globals__, made.__name__, None, closure)
     converted.__defaults__, converted.__kwdefaults__ = fn.__defaults__, fn.__kwdefaults__
     converted.__tapejax_converted__ = True
     return functools.update_wrapper(converted, fn, updated=())
