@@ -10,6 +10,7 @@ from tapejax import data as data
 from tapejax import debugging as debugging
 from tapejax import dtypes as dtypes
 from tapejax import errors as errors
+from tapejax import experimental as experimental
 from tapejax import image as image
 from tapejax import io as io
 from tapejax import linalg as linalg
@@ -17,6 +18,7 @@ from tapejax import math as math
 from tapejax import nn as nn
 from tapejax import nest as nest
 from tapejax import random as random
+from tapejax import saved_model as saved_model
 from tapejax import signal as signal
 from tapejax import strings as strings
 from tapejax import summary as summary
@@ -207,9 +209,19 @@ from tapejax.ops.graph import realdiv as realdiv
 from tapejax.ops.graph import saturate_cast as saturate_cast
 from tapejax.ops.graph import shape_n as shape_n
 from tapejax.ops.graph import timestamp as timestamp
+from tapejax import sparse as sparse  # noqa: E402 (built on the namespace above)
+from tapejax.sparse import SparseTensor as SparseTensor  # noqa: E402
 
 # keras is built on the namespace above (dogfooding), so it comes last.
 from tapejax import keras as keras  # noqa: E402
+from tapejax import distribute as distribute  # noqa: E402
+from tapejax.distribute._src.enums import VariableAggregation as VariableAggregation  # noqa: E402
+from tapejax.distribute._src.enums import VariableSynchronization as VariableSynchronization  # noqa: E402
+# TF 2's short names for Keras namespaces (`tf.optimizers` is `tf.keras.optimizers`).
+from tapejax.keras import initializers as initializers  # noqa: E402
+from tapejax.keras import losses as losses  # noqa: E402
+from tapejax.keras import metrics as metrics  # noqa: E402
+from tapejax.keras import optimizers as optimizers  # noqa: E402
 
 from tapejax._src.errors import missing_symbols as _missing_symbols  # noqa: E402
 

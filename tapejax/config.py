@@ -6,6 +6,9 @@ from tapejax._src.devices import LogicalDevice as LogicalDevice
 from tapejax._src.devices import PhysicalDevice as PhysicalDevice
 from tapejax._src.devices import list_logical_devices as list_logical_devices
 from tapejax._src.devices import list_physical_devices as list_physical_devices
+from tapejax._src.logical_devices import LogicalDeviceConfiguration as LogicalDeviceConfiguration
+from tapejax._src.logical_devices import get_logical_device_configuration as get_logical_device_configuration
+from tapejax._src.logical_devices import set_logical_device_configuration as set_logical_device_configuration
 from tapejax._src.function import functions_run_eagerly as functions_run_eagerly
 from tapejax._src.function import run_functions_eagerly as run_functions_eagerly
 

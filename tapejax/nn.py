@@ -37,7 +37,10 @@ from tapejax.ops.nn import l2_normalize as l2_normalize
 from tapejax.ops.nn import moments as moments
 from tapejax.ops.nn import batch_normalization as batch_normalization
 from tapejax.ops.nn import embedding_lookup as embedding_lookup
+from tapejax.ops.dropout import dropout as dropout
 
 from tapejax._src.errors import missing_symbols as _missing_symbols  # noqa: E402
 
+from tapejax.distribute._src.losses import compute_average_loss as compute_average_loss
+from tapejax.distribute._src.losses import scale_regularization_loss as scale_regularization_loss
 __getattr__ = _missing_symbols("tf.nn")

@@ -189,8 +189,13 @@ def _convert(fn: types.FunctionType) -> Callable:
     code = compile(module, inspect.getsourcefile(fn) or "<autograph>", "exec")
     namespace: dict[str, Any] = {}
     exec(code, fn.__globals__, namespace)  # noqa: S102 (the user's own function, rewritten)
-    cells = [c.cell_contents for c in fn.__closure__ or ()]
-    converted = namespace["__tapejax_autograph_factory"](_AG, *cells)
+    free = fn.__code__.co_freevars
+    made = namespace["__tapejax_autograph_factory"](_AG, *[None] * len(free))
+    # The converted function shares the original's closure cells, so it sees a name the enclosing scope rebinds
+    # later (a closure over a loop's variable), as the original does; `ag__` gets a cell of its own.
+    cells = {name: cell for name, cell in zip(free, fn.__closure__ or ())}
+    closure = tuple(cells[n] if n in cells else types.CellType(_AG) for n in made.__code__.co_freevars)
+    converted = types.FunctionType(made.__code__, made.__globals__, made.__name__, None, closure)
     converted.__defaults__, converted.__kwdefaults__ = fn.__defaults__, fn.__kwdefaults__
     converted.__tapejax_converted__ = True
     return functools.update_wrapper(converted, fn, updated=())

@@ -217,7 +217,8 @@ def range_(fn: Callable, *args: Any) -> Any:
 def for_stmt(iterable: Any, extra_test: Callable | None, body: Callable, values: tuple, names: tuple[str, ...],
              line: int) -> tuple:
     """`for` over a Python iterable: a Python loop. Over a tensor range or a tensor's rows: tf.while_loop over
-    an index, bounded by the trip count; `extra_test` (a `break` or `return` flag) ends it early."""
+    an index, bounded by the trip count; `extra_test` (a `break` or `return` flag) ends it early. An object with
+    an `_ag_for_stmt` method (a tf.data dataset or iterator) runs its own loop inside a trace."""
     more = (lambda *v: True) if extra_test is None else extra_test
 
     def both(a: Any, b: Any) -> Any:
@@ -225,6 +226,9 @@ def for_stmt(iterable: Any, extra_test: Callable | None, body: Callable, values:
 
     if isinstance(iterable, Variable):
         iterable = iterable.read_value()
+    graph_loop = getattr(iterable, "_ag_for_stmt", None)  # a tf.data dataset or iterator: its own graph loop
+    if graph_loop is not None and capture.current_trace() is not None:
+        return graph_loop(extra_test, body, values, names, line)
     if isinstance(iterable, _Range) or (isinstance(iterable, Tensor) and _is_tensor(iterable)):
         if isinstance(iterable, _Range):
             limit, delta = iterable.limit, iterable.delta

@@ -204,7 +204,13 @@ def run_recorded(name: str, impl: Callable, leading: Sequence[Tensor], inputs: I
     the tapes outside as one op, and assigns the variables it changed (through the trace: still no write)."""
     reads = [v._read() for v in inputs.variables]  # leaves on the tapes outside, as any read
     vals = (*[t._value for t in leading], *inputs.external_vals, *[value for _, value in reads])
-    outs = (forward_impl or impl)(*vals)
+    trace = CONTEXT.trace
+    if trace is not None and trace.captures:
+        # inside a body being captured, the outputs are placeholders: running `impl` here would stage its side
+        # effects (a tf.print in a branch) into the enclosing trace, where they would run once more
+        outs = [symbolic(jnp.zeros(a.shape, a.dtype)) for a in jax.eval_shape(forward_impl or impl, *vals)]
+    else:
+        outs = (forward_impl or impl)(*vals)
     tensors = [EagerTensor(o) for o in outs]
     tapes = CONTEXT.tapes
     if tapes:

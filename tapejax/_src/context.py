@@ -25,6 +25,10 @@ class Context(threading.local):
       name_scopes: the enclosing `tf.name_scope` names, innermost last.
       global_seed, seed_counter, seed_calls, entropy: `tf.random`'s seed state (ops/random.py).
       global_generator: `tf.random.get_global_generator()`'s generator, made on first use.
+      strategies: the `tf.distribute` strategies whose `scope()` is entered, innermost last (tapejax/distribute).
+      variable_creator: called as `(variable, synchronization, aggregation)` by every tf.Variable made while a
+        strategy's scope is entered: the strategy mirrors it (a replicated sharding) and keeps its aggregation.
+      replica: the `tf.distribute` replica context of the `strategy.run` being traced, or None (the default one).
     """
 
     def __init__(self):
@@ -37,6 +41,9 @@ class Context(threading.local):
         self.seed_calls: dict[tuple[int, int], int] = {}
         self.entropy = int.from_bytes(os.urandom(4), "little")
         self.global_generator: Any = None
+        self.strategies: list[Any] = []
+        self.variable_creator: Any = None
+        self.replica: Any = None
 
 
 CONTEXT = Context()

@@ -107,6 +107,9 @@ class DType:
     def __repr__(self) -> str:
         return f"tf.{self.name}"
 
+    def __str__(self) -> str:  # TF's: print(x.dtype) shows <dtype: 'float32'>
+        return f"<dtype: '{self.name}'>"
+
     def __reduce__(self):
         return as_dtype, (self.name,)
 

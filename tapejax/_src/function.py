@@ -289,6 +289,8 @@ class Function:
                     self._tracing_count = count  # traced before and forgotten: TF keeps every trace)
                 self._counted[count_key] = True
                 return concrete
+            if not concrete.created:  # it met variables that existed already: TF, which sees them, traces once
+                self._tracing_count -= 1
             self._discovered.update(concrete.discovered)
             found.update(concrete.discovered)
         raise RuntimeError(f"tf.function {self.__name__!r} met new variables on each of "

@@ -260,6 +260,11 @@ class _Operators:
     def get_shape(self) -> TensorShape:
         return self.shape
 
+    def set_shape(self, shape: Any) -> None:
+        """Checks that `shape` is compatible with this tensor's (a tensor's shape is always fully known here)."""
+        if not self.shape.is_compatible_with(TensorShape(shape)):
+            raise ValueError(f"Tensor's shape {self.shape} is not compatible with supplied shape {TensorShape(shape)}.")
+
     def numpy(self) -> Any:
         """The value as a numpy array (a numpy scalar for rank 0), as TF returns it."""
         _concrete(self, "numpy")

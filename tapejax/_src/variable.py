@@ -70,7 +70,8 @@ class Variable(_Operators):
         shape: Any = None,
         experimental_enable_variable_lifting: bool = True,
     ):
-        """Creates a variable; `caching_device`, `synchronization`, `aggregation` and the like are ignored.
+        """Creates a variable; `caching_device` and the like are ignored; `synchronization` and `aggregation` matter
+        only under a `tf.distribute` strategy's scope (tapejax/distribute).
 
         `constraint` is kept for optimizers, which apply it to the variable's value after each update, as in TF;
         `assign` and its kind do not apply it.
@@ -101,6 +102,8 @@ class Variable(_Operators):
             raise ValueError(f"In this `tf.Variable` creation, the initial value's shape ({self._value.shape}) is not "
                              f"compatible with the explicitly supplied `shape` argument ({self._shape}).")
         self._constraint = constraint
+        if CONTEXT.variable_creator is not None:  # inside a tf.distribute strategy's scope: mirrored there
+            CONTEXT.variable_creator(self, synchronization, aggregation)
 
     # -- reading ---------------------------------------------------------------------------------------------
 

@@ -43,7 +43,17 @@ mlir.register_lowering(scale_p, mlir.lower_fun(_scale, multiple_results=False))
 # Bilinear, as a product: linear in t (its transpose masks the cotangent, the point of it) and in d (for gradients of
 # gradients, where d depends on the primal).
 ad.defbilinear(scale_p, lambda ct, t, d: scale(ct, d), lambda ct, t, d: scale(t, ct))
-batching.defbroadcasting(scale_p)
+
+
+def _scale_batched(args: tuple, dims: tuple) -> tuple[Any, int]:
+    # Both operands batched at the front, an unbatched one broadcast to the batch: `t` and `d` keep one shape (a
+    # generic broadcasting rule would give an unbatched operand a batch of 1, and the result t's shape, wrongly).
+    size = next(x.shape[b] for x, b in zip(args, dims) if b is not None)  # None: not batched
+    t, d = (jnp.broadcast_to(x, (size, *x.shape)) if b is None else jnp.moveaxis(x, b, 0) for x, b in zip(args, dims))
+    return scale(t, d), 0
+
+
+batching.primitive_batchers[scale_p] = _scale_batched
 
 
 def masks_zero_cotangent(f: Callable[..., Any]) -> Callable[..., Any]:

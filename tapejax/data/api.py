@@ -4,6 +4,7 @@ iteration), and the small public classes around it: DatasetSpec, Options, Option
 from __future__ import annotations
 
 from collections.abc import Callable
+import os
 from typing import Any
 
 import numpy as np
@@ -71,6 +72,29 @@ class Dataset(Stage):
         if datasets is None:
             datasets = args[0] if len(args) == 1 else args
         return ZipDataset(datasets)
+
+    @staticmethod
+    def choose_from_datasets(datasets: Any, choice_dataset: Dataset, stop_on_empty_dataset: bool = True) -> Dataset:
+        """Element i from `datasets[choice_i]` (`choice_dataset`: int64 scalars); with `stop_on_empty_dataset`
+        the dataset ends at the first choice of an exhausted input, else such choices are skipped."""
+        from .sampling import ChooseDataset
+        return ChooseDataset(datasets, choice_dataset, stop_on_empty_dataset)
+
+    @staticmethod
+    def sample_from_datasets(datasets: Any, weights: Any = None, seed: Any = None,
+                             stop_on_empty_dataset: bool = False, rerandomize_each_iteration: Any = None) -> Dataset:
+        """Each element from one of `datasets` drawn at random with probabilities `weights` (uniform by default).
+
+        Differences from TensorFlow: the draws come from numpy's generator, so the order differs from TF's for
+        the same seed (the elements and the proportions do not); `weights` as a Dataset is not supported."""
+        from .sampling import SampleDataset
+        return SampleDataset(datasets, weights, seed, stop_on_empty_dataset, rerandomize_each_iteration)
+
+    @staticmethod
+    def load(path: Any, element_spec: Any = None, compression: Any = None, reader_func: Any = None) -> Dataset:
+        """The dataset `Dataset.save` wrote under `path` (tapejax's file format: see data/snapshots.py)."""
+        from .snapshots import load
+        return load(path, element_spec, compression, reader_func)
 
     # -- transformations ------------------------------------------------------------------------------------
 
@@ -152,9 +176,43 @@ class Dataset(Stage):
         return EnumerateDataset(self, start)
 
     def cache(self, filename: str = "", name: str | None = None) -> Dataset:
-        """Keeps the first complete pass in memory (a `filename` is accepted and the cache kept in memory)."""
+        """Keeps the first complete pass in memory, and with a `filename` also in a file that later passes and
+        other datasets cached under that name (in this process or another) read instead of the input.
+
+        Differences from TensorFlow: the file is tapejax's (`filename` + ".tapejax-cache"), not TF's tensor
+        bundle (`filename.index`), so TF and tapejax do not share cache files."""
         from .transforms import CacheDataset
-        return CacheDataset(self, filename)
+        value = getattr(filename, "_value", filename)
+        value = np.asarray(value).item() if not isinstance(value, str | bytes) and hasattr(value, "shape") else value
+        return CacheDataset(self, os.fsdecode(value) if value else "")
+
+    def group_by_window(self, key_func: Callable, reduce_func: Callable, window_size: Any = None,
+                        window_size_func: Callable | None = None, name: str | None = None) -> Dataset:
+        """Groups elements by `key_func` (int64); each window of `window_size` (or `window_size_func(key)`)
+        elements of a key is reduced by `reduce_func(key, window_dataset)`; the windows left at the end are
+        reduced in ascending key order, as in TF."""
+        from .grouping import GroupByWindowDataset
+        return GroupByWindowDataset(self, key_func, reduce_func, window_size, window_size_func)
+
+    def bucket_by_sequence_length(self, element_length_func: Callable, bucket_boundaries: Any,
+                                  bucket_batch_sizes: Any, padded_shapes: Any = None, padding_values: Any = None,
+                                  pad_to_bucket_boundary: bool = False, no_padding: bool = False,
+                                  drop_remainder: bool = False, name: str | None = None) -> Dataset:
+        """Batches elements of similar lengths together: bucket i holds lengths in
+        [bucket_boundaries[i-1], bucket_boundaries[i]) and is padded-batched by bucket_batch_sizes[i]."""
+        from .grouping import bucket_by_sequence_length
+        return bucket_by_sequence_length(self, element_length_func, bucket_boundaries, bucket_batch_sizes,
+                                         padded_shapes, padding_values, pad_to_bucket_boundary, no_padding,
+                                         drop_remainder)
+
+    def save(self, path: Any, compression: Any = None, shard_func: Any = None, checkpoint_args: Any = None,
+             name: str | None = None) -> None:
+        """Writes the elements of one pass under the directory `path`, for `Dataset.load`.
+
+        Differences from TensorFlow: tapejax's own file format (data/snapshots.py), not TF's snapshot format;
+        `compression`, `shard_func` and `checkpoint_args` are accepted and ignored."""
+        from .snapshots import save
+        save(self, path, compression, shard_func, checkpoint_args)
 
     def unique(self, name: str | None = None) -> Dataset:
         from .transforms import UniqueDataset
@@ -237,13 +295,33 @@ class _OptionGroup:
         return None
 
 
+class _Group:
+    """An option group of `Options` as a class attribute (TF's `tf.data.Options.threading` is a property)."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, instance: Any, owner: type) -> Any:
+        if instance is None:
+            return self
+        return instance.__dict__.setdefault(self.name, _OptionGroup())
+
+    def __set__(self, instance: Any, value: Any) -> None:
+        instance.__dict__[self.name] = value
+
+
 class Options:
     """`tf.data.Options`: accepted and kept; tapejax's pipelines are always deterministic, and its threads are
     its own (`prefetch`), so no option changes how a pipeline runs."""
 
+    threading = _Group()
+    experimental_optimization = _Group()
+    experimental_distribute = _Group()
+    autotune = _Group()
+
     def __init__(self):
-        self.__dict__.update(threading=_OptionGroup(), experimental_optimization=_OptionGroup(),
-                             experimental_distribute=_OptionGroup(), autotune=_OptionGroup())
+        for group in ("threading", "experimental_optimization", "experimental_distribute", "autotune"):
+            getattr(self, group)
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__"):

@@ -12,6 +12,30 @@ from tapejax.data.stage import INFINITE as INFINITE_CARDINALITY  # noqa: F401
 from tapejax.data.stage import UNKNOWN as UNKNOWN_CARDINALITY  # noqa: F401
 
 ThreadingOptions = OptimizationOptions = DistributeOptions = AutotuneOptions = type(_Options().threading)
+from tapejax.data.csv_files import make_csv_dataset as make_csv_dataset  # noqa: E402
+
+choose_from_datasets = Dataset.choose_from_datasets
+sample_from_datasets = Dataset.sample_from_datasets
+load = Dataset.load
+
+
+def save(dataset: Dataset, path: Any, compression: Any = None, shard_func: Any = None,
+         checkpoint_args: Any = None) -> None:
+    dataset.save(path, compression, shard_func, checkpoint_args)
+
+
+def group_by_window(key_func: Callable, reduce_func: Callable, window_size: Any = None,
+                    window_size_func: Callable | None = None) -> Callable[[Dataset], Dataset]:
+    return lambda dataset: dataset.group_by_window(key_func, reduce_func, window_size, window_size_func)
+
+
+def bucket_by_sequence_length(element_length_func: Callable, bucket_boundaries: Any, bucket_batch_sizes: Any,
+                              padded_shapes: Any = None, padding_values: Any = None,
+                              pad_to_bucket_boundary: bool = False, no_padding: bool = False,
+                              drop_remainder: bool = False) -> Callable[[Dataset], Dataset]:
+    return lambda dataset: dataset.bucket_by_sequence_length(
+        element_length_func, bucket_boundaries, bucket_batch_sizes, padded_shapes, padding_values,
+        pad_to_bucket_boundary, no_padding, drop_remainder)
 
 
 def cardinality(dataset: Dataset) -> Any:

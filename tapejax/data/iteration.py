@@ -16,7 +16,6 @@ from typing import Any
 
 import jax
 import numpy as np
-from jax.experimental import io_callback
 
 from tapejax._src import errors
 from tapejax._src.context import CONTEXT
@@ -30,52 +29,67 @@ _DONE = object()
 
 class OwnedIterator:
     """An iterator over a dataset (`iter(dataset)`): `next` raises StopIteration at the end, `get_next` TF's
-    OutOfRangeError."""
+    OutOfRangeError.
+
+    Made inside a tf.function trace, its pass starts when the step runs (each call of the step starts a new
+    one, as TF's iterator made inside a function), and `next` reads through a host callback (graph_loop.py)."""
 
     def __init__(self, dataset: Stage):
         self._dataset = dataset
         self._structure = dataset._structure
-        self._it: Iterator[tuple] = dataset._elements()
-        self._peeked: tuple | None = None
-        # iterated by a Python loop while a tf.function is traced (`for x in dataset`): unrolled, see README
-        self._unrolling = CONTEXT.trace is not None
+        self._peeked: tuple | None = None  # an element read ahead at trace time, or pushed back by a loop
+        self._ahead: tuple | None = None  # the element a graph loop read last
+        if CONTEXT.trace is not None:
+            from .graph_loop import stage_restart
+            self._it: Iterator[tuple] = iter(())
+            self._traced = True
+            stage_restart(self)
+        else:
+            self._it = dataset._elements()
+            self._traced = False
+
+    def _restart(self) -> None:
+        self._close()
+        self._it, self._peeked, self._ahead = self._dataset._elements(), None, None
 
     def __iter__(self) -> OwnedIterator:
         return self
 
     def __next__(self) -> Any:
-        if CONTEXT.trace is not None and not self._unrolling:
+        if CONTEXT.trace is not None:
             return self._traced_next()
-        return self._structure.tensors(next(self._it))
+        element = self._peeked if self._peeked is not None else next(self._it)
+        self._peeked = None
+        return self._structure.tensors(element)
 
     def _traced_next(self) -> Any:
-        """`next(iterator)` inside a tf.function trace: a host callback that pulls the next element each time
+        """`next(iterator)` inside a tf.function trace: a host callback that reads the next element each time
         the compiled function runs (an iterator passed into a step gives a new batch per call, as in TF). Its
         shapes are the element_spec's, or, where that has None dimensions, those of the next element (peeked
-        now); an element of other shapes, or the end of the data, raises when the step runs."""
+        now; the first shape the pipeline can give for an iterator made in the trace); an element of other
+        shapes, or the end of the data, raises when the step runs."""
+        from .graph_loop import _Reader, kinds
         specs = self._structure.specs
         if all(s.shape.is_fully_defined() for s in specs):
-            shapes = [tuple(s.shape.as_list()) for s in specs]
+            shapes = tuple(tuple(s.shape.as_list()) for s in specs)
+        elif self._traced:
+            found = kinds(self._dataset)
+            if not found:
+                raise errors.InvalidArgumentError(None, None, "tapejax: next() inside tf.function needs the "
+                                                  "shapes of the element, which this pipeline does not fix.")
+            shapes = found[0]
         else:
             if self._peeked is None:
                 self._peeked = next(self._it)
-            shapes = [tuple(np.shape(x)) for x in self._peeked]
-        results = tuple(jax.ShapeDtypeStruct(shape, s.dtype._np) for shape, s in zip(shapes, specs))
+            shapes = tuple(tuple(np.shape(x)) for x in self._peeked)
+        reader = _Reader(self, [shapes], strict=True)
+        kind, buffers = reader.read()
+        return reader.element(0, buffers)
 
-        def pull(_call: Any) -> tuple:
-            element = self._peeked if self._peeked is not None else next(self._it, None)
-            self._peeked = None
-            if element is None:
-                raise errors.OutOfRangeError(None, None, "End of sequence")
-            got = [tuple(np.shape(x)) for x in element]
-            if got != shapes:
-                raise errors.InvalidArgumentError(None, None, f"The iterator's next element has shapes {got}, "
-                                                  f"where the tf.function was traced for {shapes}.")
-            return tuple(np.asarray(x) for x in element)
-
-        # the call number (a traced input of every tf.function) as operand: staged, never folded at trace time
-        values = io_callback(pull, results, CONTEXT.trace.call_count(), ordered=True)
-        return self._structure.pack([EagerTensor(v) for v in values])
+    def _ag_for_stmt(self, *loop: Any) -> tuple:
+        """AutoGraph's `for x in iterator:` inside a tf.function: the rest of the pass, as a graph loop."""
+        from .graph_loop import for_stmt
+        return for_stmt(self, *loop)
 
     def get_next(self, name: str | None = None) -> Any:
         try:
@@ -115,7 +129,7 @@ class NumpyIterator(OwnedIterator):
 
 def _to_device(element: tuple) -> tuple:
     # strings (object arrays) stay on the host
-    return tuple(jax.device_put(x) if isinstance(x, np.ndarray | np.generic) and x.dtype != object else x
+    return tuple(jax.device_put(x) if isinstance(x, np.ndarray | np.generic) and x.dtype.kind not in "OSU" else x
                  for x in element)
 
 

@@ -104,8 +104,9 @@ def _probe(fn: Callable, structure: Structure, api: str) -> Dataset:
     from .sources import TensorSliceDataset
     zeros = tuple(_WindowComponent(TensorSliceDataset(np.zeros([1, *[d or 1 for d in s.element_spec.shape.as_list()]],
                                                                s.element_spec.dtype._np)))
-                  if isinstance(s, DatasetSpec) else np.zeros([d if d is not None else 1 for d in s.shape.as_list()],
-                                                             s.dtype._np) for s in structure.specs)
+                  if isinstance(s, DatasetSpec) else np.full([d if d is not None else 1 for d in s.shape.as_list()],
+                                                             b"" if s.dtype._np.kind == "O" else 0, s.dtype._np)
+                  for s in structure.specs)  # strings: empty ones (a file dataset of b"" opens nothing yet)
     value = structure.tensors(zeros)
     return _dataset_of(fn(*(value if isinstance(value, tuple) else (value,))), api)
 

@@ -144,7 +144,17 @@ def signature_from_types(output_types: Any, output_shapes: Any) -> Any:
     from tapejax import nest
     if output_shapes is None:
         return nest.map_structure(lambda t: TensorSpec(TensorShape(None), t), output_types)
-    return nest.map_structure(lambda t, s: TensorSpec(TensorShape(s), t), output_types, output_shapes)
+    # the shapes follow the types' structure only as deep as the types go (TF's map_structure_up_to): a shape
+    # is itself a tuple, so `output_types=tf.int32, output_shapes=()` is one scalar
+    def pair(types: Any, shapes: Any) -> Any:
+        if not nest.is_nested(types):
+            return TensorSpec(TensorShape(shapes), types)
+        if isinstance(types, dict):
+            return type(types)((k, pair(types[k], shapes[k])) for k in types)
+        parts = [pair(t, s) for t, s in zip(types, shapes)]
+        return type(types)(*parts) if hasattr(types, "_fields") else type(types)(parts)
+
+    return pair(output_types, output_shapes)
 
 
 __all__ = ["GeneratorDataset", "RangeDataset", "TensorDataset", "TensorSliceDataset", "INFINITE", "UNKNOWN",

@@ -51,7 +51,8 @@ def stack(elements: list[tuple], api: str = "batch") -> tuple:
                 raise errors.InvalidArgumentError(
                     None, None, f"Cannot {api} tensors with different shapes in component {c}. First element had "
                     f"shape {list(first)} and element {i} had shape {list(p.shape)}.")
-        out.append(np.stack(parts))
+        block = np.stack(parts)
+        out.append(block.astype(object) if block.dtype.kind in "SU" else block)  # strings stay object arrays
     return tuple(out)
 
 
@@ -129,6 +130,11 @@ class Stage:
     def __iter__(self) -> Any:
         from .iteration import OwnedIterator
         return OwnedIterator(self)
+
+    def _ag_for_stmt(self, *loop: Any) -> tuple:
+        """AutoGraph's `for x in dataset:` inside a tf.function: a graph loop (graph_loop.py)."""
+        from .graph_loop import for_stmt
+        return for_stmt(self, *loop)
 
     def as_numpy_iterator(self) -> Any:
         """Iterates the elements as numpy values (`Dataset.as_numpy_iterator`)."""

@@ -298,6 +298,10 @@ class CacheDataset(Dataset):
         self._lock = threading.Lock()
 
     def _elements(self) -> Iterator[tuple]:
+        if self._filename:
+            from .snapshots import cached_pass
+            yield from cached_pass(self)
+            return
         if self._kept is not None:
             yield from super()._elements()
             return

@@ -1,5 +1,5 @@
-"""tf.keras.applications: each family's `preprocess_input` and `decode_predictions` (the models themselves need
-downloaded ImageNet weights and are not provided).
+"""tf.keras.applications: each family's `preprocess_input` and `decode_predictions`, and the VGG16/VGG19 models
+without their ImageNet weights (tapejax/keras/applications_vgg.py; the other models are not provided).
 
 `preprocess_input` follows Keras's three modes: "caffe" (RGB to BGR, then the ImageNet channel means
 subtracted: resnet50, resnet, vgg16, vgg19), "tf" (scaled to [-1, 1]: mobilenet, mobilenet_v2, inception_v3,
@@ -136,6 +136,10 @@ efficientnet = _family("efficientnet", None)
 efficientnet_v2 = _family("efficientnet_v2", None)
 convnext = _family("convnext", None)
 
+
+from tapejax.keras.applications_vgg import VGG16 as VGG16, VGG19 as VGG19  # noqa: E402
+
+vgg16.VGG16, vgg19.VGG19 = VGG16, VGG19
 
 from tapejax._src.errors import missing_symbols as _missing_symbols  # noqa: E402
 

@@ -100,6 +100,14 @@ def count_params(x: Any) -> int:
     return int(np.prod(x.shape))
 
 
+from tapejax.keras.backend_random import batch_get_value as batch_get_value  # noqa: E402
+from tapejax.keras.backend_random import batch_set_value as batch_set_value  # noqa: E402
+from tapejax.keras.backend_random import moving_average_update as moving_average_update  # noqa: E402
+from tapejax.keras.backend_random import random_bernoulli as random_bernoulli  # noqa: E402
+from tapejax.keras.backend_random import random_normal as random_normal  # noqa: E402
+from tapejax.keras.backend_random import random_uniform as random_uniform  # noqa: E402
+from tapejax.keras.backend_random import truncated_normal as truncated_normal  # noqa: E402
+
 from tapejax._src.errors import missing_symbols as _missing_symbols  # noqa: E402
 
 __getattr__ = _missing_symbols("tf.keras.backend")

@@ -42,18 +42,25 @@ def pythonify_logs(logs: Any, sort: bool = True) -> dict[str, Any]:
 
 
 class Callback:
-    """The base class: override any of the `on_*` hooks. `self.model` and `self.params` are set by `fit`."""
+    """The base class: override any of the `on_*` hooks. `fit`, `evaluate` and `predict` call `set_model` and
+    `set_params` first: `self.model` is then the model (None before; read-only, as in Keras 3: `set_model`
+    sets it) and `self.params` the run's `{"verbose", "epochs", "steps"}` (None before)."""
 
     def __init__(self):
         self.validation_data = None
-        self.model = None
-        self.params: dict[str, Any] = {}
+        self.params: dict[str, Any] | None = None
+        self._model = None
 
     def set_params(self, params: dict[str, Any]) -> None:
         self.params = params
 
     def set_model(self, model: Any) -> None:
-        self.model = model
+        self._model = model
+
+    @property
+    def model(self) -> Any:
+        """The model this callback was given by `set_model` (None before)."""
+        return self.__dict__.get("_model")
 
     def on_batch_begin(self, batch, logs=None): pass
     def on_batch_end(self, batch, logs=None): pass
@@ -207,7 +214,7 @@ class CallbackList(Callback):
             c.set_params(params)
 
     def set_model(self, model):
-        self.model = model
+        self._model = model
         if self._history is not None:
             model.history = self._history
         for c in self.callbacks:

@@ -15,6 +15,7 @@ import inspect
 import itertools
 import re
 import threading
+import weakref
 from collections import defaultdict
 from typing import Any
 
@@ -27,6 +28,8 @@ from tapejax.keras import constraints as _constraints
 from tapejax.keras import masks as _masking
 from tapejax.keras import regularizers as _regularizers
 from tapejax.keras import symbolic as _symbolic
+from tapejax.keras.attributes import Declared, built_weight
+from tapejax.keras.layer_names import LayerNames
 from tapejax.keras.variables import Variable as KerasVariable
 
 class _Names(threading.local):
@@ -38,6 +41,11 @@ class _Names(threading.local):
 
 
 _NAMES = _Names()
+
+
+# layer -> the (args, kwargs) its constructor was called with: Keras 3's automatic get_config (saving_config.py).
+# Kept outside the layer, so that no walk over a layer's attributes (sublayers, checkpoints) sees them.
+_INIT_ARGS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _unique_name(base: str) -> str:
@@ -112,7 +120,7 @@ def _shapes_of(structure: Any) -> Any:
     return None
 
 
-class Layer(tf.Module):
+class Layer(LayerNames, tf.Module):
     """The base class of layers (`tf.keras.layers.Layer`): `build(input_shape)` on first call, then `call`.
 
     Sublayers are the layers held by attributes (and by lists, tuples and dicts in them), in assignment order,
@@ -151,6 +159,27 @@ class Layer(tf.Module):
             shape = (kwargs.pop("input_dim"),)
         self._input_shape_arg = None if shape is None else tuple(shape)
 
+    def __new__(cls, *args: Any, **kwargs: Any):
+        layer = super().__new__(cls)
+        _INIT_ARGS[layer] = (args, dict(kwargs))
+        return layer
+
+    def get_config(self) -> dict[str, Any]:
+        """The layer's configuration, as Keras 3's automatic one: the arguments its constructor was called with
+        (defaults left out), `name`, `trainable` and `dtype`. A class whose arguments are not JSON values (nor
+        layers, initializers, regularizers, constraints, activations) must define its own, as in Keras."""
+        from tapejax.keras import saving_config
+
+        return saving_config.layer_config(self)
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any]) -> Layer:
+        """A new layer (new weights) from `get_config()`'s dictionary, tapejax's or real Keras's (the arguments
+        Keras writes that tapejax's layer does not take are dropped)."""
+        from tapejax.keras import saving_config
+
+        return saving_config.layer_from_config(cls, config)
+
     def __init_subclass__(cls, **kwargs: Any):
         # As in Keras, `build` runs in the layer's name scope and marks it built however it is called: from
         # the first call, or by the user (`layer.build(shape)`), so that a later call does not build it again.
@@ -164,8 +193,11 @@ class Layer(tf.Module):
     def __getattr__(self, name: str) -> Any:  # only reached when the attribute is missing
         if name in ("input", "output") and "_inbound_nodes" in self.__dict__:
             self._only_node(name)  # the property raised: raise its message, not the generic one below
-        if isinstance(getattr(type(self), name, None), property) and "_own_weights" in self.__dict__:
-            getattr(type(self), name).fget(self)  # likewise for any property that raised AttributeError
+        declared = getattr(type(self), name, None)
+        if isinstance(declared, Declared):  # a weight or attribute not made yet: Keras's message for it
+            raise declared.error(self)
+        if isinstance(declared, property) and declared.fget is not None:
+            declared.fget(self)  # the property raised AttributeError: raise its message, not the generic one
         if "_own_weights" not in self.__dict__ and not name.startswith("_"):
             raise RuntimeError(f"{type(self).__name__} has no attribute {name!r}: it looks like its __init__ does "
                                "not call super().__init__(); call it first, before assigning layers or weights.")
@@ -662,6 +694,7 @@ class Dense(Layer):
     """`activation(inputs @ kernel + bias)` (`tf.keras.layers.Dense`)."""
 
     supports_masking = True
+    kernel = built_weight("The (input features, units) weight matrix, made by `build`.")
 
     def __init__(self, units: int, activation: Any = None, use_bias: bool = True,
                  kernel_initializer: Any = "glorot_uniform", bias_initializer: Any = "zeros",
@@ -697,6 +730,8 @@ class _Normalization(Layer):
 
     def __init__(self, axis: int, epsilon: float, center: bool, scale: bool, **kwargs: Any):
         super().__init__(**kwargs)
+        if isinstance(axis, list | tuple) and len(axis) == 1:  # Keras 3's config writes LayerNormalization's as [-1]
+            axis = axis[0]
         self.axis, self.epsilon, self.center, self.scale = axis, epsilon, center, scale
 
     def build(self, input_shape: tf.TensorShape) -> None:
@@ -720,15 +755,18 @@ class BatchNormalization(_Normalization):
 
     With `training=True`, the batch's statistics are used and the moving statistics (non-trainable variables)
     are updated by assignment: `moving = moving * momentum + batch * (1 - momentum)`. Otherwise the moving
-    statistics are used.
+    statistics are used. Inside `strategy.run` each replica normalises by its own batch's statistics and keeps
+    its own moving statistics (read: replica 0's), as in TF, unless `synchronized=True`: then the statistics
+    are those of the global batch (all-reduced over the replicas).
     """
 
     supports_masking = True
 
     def __init__(self, axis: int = -1, momentum: float = 0.99, epsilon: float = 1e-3, center: bool = True,
-                 scale: bool = True, **kwargs: Any):
+                 scale: bool = True, synchronized: bool = False, **kwargs: Any):
         super().__init__(axis, epsilon, center, scale, **kwargs)
         self.momentum = momentum
+        self.synchronized = synchronized
 
     def build(self, input_shape: tf.TensorShape) -> None:
         super().build(input_shape)
@@ -740,14 +778,25 @@ class BatchNormalization(_Normalization):
         rank = inputs.shape.rank
         reduce_axes = [a for a in range(rank) if a != self.axis % rank]
         if training:
-            mean = tf.reduce_mean(inputs, axis=reduce_axes)
-            variance = tf.reduce_mean(tf.square(inputs - mean), axis=reduce_axes)
+            mean, variance = self._moments(inputs, reduce_axes)
             self.moving_mean.assign(self.moving_mean * self.momentum + mean * (1.0 - self.momentum))
             self.moving_variance.assign(
                 self.moving_variance * self.momentum + variance * (1.0 - self.momentum))
         else:
             mean, variance = self.moving_mean, self.moving_variance
         return self._normalize(inputs, mean, variance)
+
+    def _moments(self, inputs: Any, reduce_axes: list[int]) -> tuple[Any, Any]:
+        replica = tf.distribute.get_replica_context() if self.synchronized else None
+        if replica is None or replica.num_replicas_in_sync == 1:
+            mean = tf.reduce_mean(inputs, axis=reduce_axes)
+            return mean, tf.reduce_mean(tf.square(inputs - mean), axis=reduce_axes)
+        # the global batch's moments: sums and counts all-reduced over the replicas
+        count = tf.cast(tf.size(inputs) // tf.size(tf.reduce_sum(inputs, axis=reduce_axes)), inputs.dtype)
+        total, count = replica.all_reduce("SUM", [tf.reduce_sum(inputs, axis=reduce_axes), count])
+        mean = total / count
+        squares = replica.all_reduce("SUM", tf.reduce_sum(tf.square(inputs - mean), axis=reduce_axes))
+        return mean, squares / count
 
 
 class Activation(Layer):
@@ -913,6 +962,9 @@ from tapejax.keras.layers_preprocessing import (CenterCrop as CenterCrop,  # noq
                                                 Rescaling as Rescaling, Resizing as Resizing)
 from tapejax.keras.layers_wrappers import Bidirectional as Bidirectional  # noqa: E402
 from tapejax.keras.layers_wrappers import TimeDistributed as TimeDistributed  # noqa: E402
+from tapejax.keras.layers_group_normalization import GroupNormalization as GroupNormalization  # noqa: E402
+from tapejax.keras.layers_lookup import IntegerLookup as IntegerLookup  # noqa: E402
+from tapejax.keras.layers_lookup import StringLookup as StringLookup  # noqa: E402
 
 from tapejax._src.errors import missing_symbols as _missing_symbols  # noqa: E402
 

@@ -7,6 +7,8 @@ import math
 import string
 from typing import Any
 
+import numpy as np
+
 import tapejax as tf
 from tapejax.keras import masks as _masks
 from tapejax.keras.layers import Layer
@@ -153,7 +155,7 @@ class MultiHeadAttention(Layer):
             if kwargs.pop(unsupported, None):
                 raise NotImplementedError(f"tapejax's MultiHeadAttention does not implement `{unsupported}` yet.")
         super().__init__(activity_regularizer=activity_regularizer, **kwargs)
-        if attention_axes is not None:
+        if attention_axes is not None and list(np.atleast_1d(attention_axes)) != [1]:  # Keras writes [1]
             raise NotImplementedError("tapejax's MultiHeadAttention attends over axis 1 only (attention_axes=None).")
         self.num_heads, self.key_dim = int(num_heads), int(key_dim)
         self.value_dim = int(value_dim) if value_dim else self.key_dim

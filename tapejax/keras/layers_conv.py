@@ -12,6 +12,7 @@ from typing import Any
 
 import tapejax as tf
 from tapejax.keras import activations
+from tapejax.keras.attributes import built_weight
 from tapejax.keras.layers import Layer
 from tapejax.keras.layers_util import channel_axis, from_channels_last, padding_mode, to_channels_last, tuple_of
 from tapejax.keras.layers_util import data_format as _data_format
@@ -31,6 +32,7 @@ def _convolve(x: Any, kernel: Any, strides: tuple, padding: str, dilations: tupl
 class _Conv(Layer):
     """What every convolution layer shares: its arguments, its bias and activation, channels_first."""
 
+    kernel = built_weight("The convolution kernel, made by `build`.")
     rank = 2
     _transpose = False
 

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 import tapejax as tf
-from tapejax.keras import backend
+from tapejax.keras import backend, distribution
 from tapejax.keras import loss_functions as F
 from tapejax.keras.layers import _snake_case
 from tapejax.keras.loss_functions import (MAE, MAPE, MSE, MSLE, KLD, binary_crossentropy,  # noqa: F401
@@ -99,7 +99,8 @@ def reduce_weighted_values(values: Any, sample_weight: Any = None, reduction: st
         divisor = tf.reduce_sum(sample_weight)
     else:
         divisor = tf.cast(tf.size(values), values.dtype)
-    return tf.math.divide_no_nan(total, divisor)
+    # under a strategy of several replicas, Keras divides by them too: the optimizer sums their gradients
+    return distribution.scale_loss(tf.math.divide_no_nan(total, divisor))
 
 
 class Reduction:

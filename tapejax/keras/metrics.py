@@ -19,6 +19,7 @@ from typing import Any
 
 import tapejax as tf
 from tapejax.keras import backend
+from tapejax.keras.attributes import Declared
 from tapejax.keras import loss_functions as F
 from tapejax.keras.layers import _snake_case, _unique_name
 from tapejax.keras.loss_functions import squeeze_or_expand_to_same_rank
@@ -26,6 +27,8 @@ from tapejax.keras.loss_functions import squeeze_or_expand_to_same_rank
 
 class Metric:
     """The base class: state in Variables (`add_variable`), `update_state`, `result`, `reset_state`."""
+
+    dtype = Declared("The dtype of the metric's state and result (`floatx()` by default).")
 
     def __init__(self, name: str | None = None, dtype: Any = None):
         self.name = name or _unique_name(_snake_case(type(self).__name__))
@@ -40,7 +43,9 @@ class Metric:
                 value = initializer(shape, dtype)
             else:
                 value = (tf.ones if initializer == "ones" else tf.zeros)(shape, dtype)
-            variable = tf.Variable(value, trainable=False, name=name)
+            # Keras's metric state: each replica counts its own examples, summed when read (ON_READ, SUM)
+            variable = tf.Variable(value, trainable=False, name=name, synchronization="on_read",
+                                   aggregation=aggregation)
         self._variables.append(variable)
         return variable
 

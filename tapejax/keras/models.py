@@ -21,7 +21,7 @@ import jax
 import numpy as np
 
 import tapejax as tf
-from tapejax.keras import checkpointing
+from tapejax.keras import checkpointing, distribution
 from tapejax.keras.training import Trainer
 from tapejax.keras.layers import (InputLayer, KerasTensor, Layer, _leaves, _Node, _Operation, _probe, _shapes_of,
                                   _takes_training, _unique_name)
@@ -61,7 +61,7 @@ class Model(Trainer, Layer):
         elif (len(args) == 2 or (len(args) == 1 and "outputs" in kwargs) or {"inputs", "outputs"} <= kwargs.keys()) \
                 and not issubclass(cls, Functional | Sequential) and _symbolic_arguments(args, kwargs):
             cls = _functional_subclass(cls)  # a subclass given inputs/outputs (the "customizing fit" guide)
-        return super().__new__(cls)
+        return super().__new__(cls, *args, **kwargs)
 
     def __init__(self, *args: Any, trainable: bool = True, name: str | None = None, dtype: Any = None,
                  **kwargs: Any):
@@ -69,6 +69,7 @@ class Model(Trainer, Layer):
             raise TypeError(f"{type(self).__name__}.__init__ got inputs/outputs: tapejax makes functional models "
                             "only as tf.keras.Model(inputs=..., outputs=...), not from a subclass.")
         super().__init__(trainable=trainable, name=name, dtype=dtype, **kwargs)
+        self._distribute_strategy = distribution.current_strategy()
 
     @property
     def layers(self) -> list[Layer]:
@@ -84,11 +85,13 @@ class Model(Trainer, Layer):
         raise ValueError(f"No such layer: {name}. Existing layers are: {[layer.name for layer in self.layers]}.")
 
     def _build_for_call(self, inputs: Any) -> None:
+        self.__dict__["_build_input_shape"] = _shapes_of(inputs)  # Keras's build_config, for `.keras` files
         if type(self).build is not Model.build:  # a user's build; else the first call builds the layers
             self.build(_shapes_of(inputs))
 
     def build(self, input_shape: Any) -> None:
         """Builds the model by running `call` on zeros of `input_shape` (None dimensions allowed)."""
+        self.__dict__["_build_input_shape"] = input_shape
         self._build_from(_specs(input_shape, tf.float32))
 
     def _build_from(self, specs: Any) -> None:
@@ -97,6 +100,52 @@ class Model(Trainer, Layer):
         self._clear_losses()  # the probe's losses are not a forward pass's
         self._output_shape = jax.tree_util.tree_unflatten(treedef, shapes)
         self.built = True
+
+    def save_weights(self, filepath: Any, overwrite: bool = True, max_shard_size: Any = None) -> None:
+        """Writes the weights (and the optimizer's state, once compiled) to `filepath`, which must end in
+        `.weights.h5`, in Keras 3's HDF5 layout: real Keras's `load_weights` reads it, and a file real Keras
+        wrote loads here (tapejax/keras/saving_weights.py). Needs h5py (`pip install tapejax[keras]`)."""
+        from tapejax.keras import saving_weights
+
+        saving_weights.save_weights(self, filepath, overwrite, max_shard_size)
+
+    def load_weights(self, filepath: Any, skip_mismatch: bool = False, **kwargs: Any) -> None:
+        """Loads a `.weights.h5` file (or the weights of a `.keras` file) written by `save_weights` or by real
+        Keras. Layers are matched by their place in the model, not by name. A missing layer or a wrong shape
+        raises Keras's ValueError naming the layers, and then no variable has changed (Keras 3 assigns the
+        layers that fit); `skip_mismatch=True` warns instead and loads the rest. An optimizer whose number of
+        variables differs (not built yet) is skipped with Keras's warning."""
+        from tapejax.keras import saving_weights
+
+        saving_weights.load_weights(self, filepath, skip_mismatch)
+
+    def save(self, filepath: Any, overwrite: bool = True, zipped: bool | None = None, **kwargs: Any) -> None:
+        """Saves the model as a `.keras` file, Keras 3's zip of `config.json`, `metadata.json` and
+        `model.weights.h5`, which real Keras's `load_model` reads (tapejax/keras/saving_archive.py)."""
+        from tapejax.keras import saving_archive
+
+        saving_archive.save_model(self, filepath, overwrite, zipped, **kwargs)
+
+    def get_config(self) -> dict[str, Any]:
+        """The model's configuration as Keras 3 writes it (layers and, for a functional model, their calls)."""
+        from tapejax.keras import saving_config
+
+        return saving_config.model_config(self)
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any], custom_objects: dict[str, Any] | None = None) -> Model:
+        """A new model (new weights) from `get_config()`'s dictionary, tapejax's or real Keras's."""
+        from tapejax.keras import saving_config
+
+        return saving_config.model_from_config(cls, config, custom_objects)
+
+    def to_json(self, **kwargs: Any) -> str:
+        """The model's `get_config()` as Keras's JSON (`tf.keras.models.model_from_json` reads it back)."""
+        import json
+
+        from tapejax.keras import saving_config
+
+        return json.dumps(saving_config.serialize(self), **kwargs)
 
     def summary(self, line_length: int | None = None, positions: list[float] | None = None,
                 print_fn: Callable[[str], Any] | None = None, expand_nested: bool = False,
@@ -189,21 +238,14 @@ class Sequential(Model):
             self._rebuild()
         return layer
 
-    # Keras 3 defines `input_shape`/`output_shape` on Sequential and functional models only (not on layers):
-    # tuples with None for the batch, known once the model is built (from an Input, or by its first call).
+    # Keras 3 defines `input_shape` (and `output_shape`, below) on Sequential and functional models only: a
+    # tuple with None for the batch, known once the model is built (from an Input, or by its first call).
     @property
     def input_shape(self) -> tuple:
         spec = self._input_spec if self._input_spec is not None else self._called_spec
         if spec is None:
             raise AttributeError(f"Sequential model '{self.name}' has no defined input shape yet.")
         return tuple(spec.shape.as_list())
-
-    @property
-    def output_shape(self) -> tuple:
-        shape = self._layers[-1]._output_shape if self._layers and self.built else None
-        if not isinstance(shape, tf.TensorShape) or shape.rank is None:
-            raise AttributeError(f"Sequential model '{self.name}' has no defined output shape yet.")
-        return tuple(shape.as_list())
 
     def _rebuild(self) -> None:
         if self._input_spec is not None and self._layers:
@@ -238,6 +280,15 @@ class Sequential(Model):
         _unique_name("functional")
         super()._build_from(specs)
 
+    @property
+    def output_shape(self) -> tuple[int | None, ...]:
+        """The shape of the model's output, as a tuple (the batch size None when built from an Input or
+        `build`; the first call's batch size when built by it, as in Keras)."""
+        shape = getattr(self._layers[-1], "_output_shape", None) if self._layers and self._shapes_recorded else None
+        if shape is None:
+            raise AttributeError(f"Sequential model '{self.name}' has no defined output shape yet.")
+        return tuple(tf.TensorShape(shape).as_list())
+
     def _build_for_call(self, inputs: Any) -> None:  # the first call builds the layers
         if hasattr(inputs, "shape") and hasattr(inputs, "dtype"):
             self._called_spec = KerasTensor(tuple(inputs.shape), tf.as_dtype(inputs.dtype), name="input_spec")
@@ -271,6 +322,7 @@ class Functional(Model):
     def __init__(self, inputs: Any, outputs: Any, name: str | None = None, trainable: bool = True,
                  **kwargs: Any):
         Layer.__init__(self, trainable=trainable, name=name, **kwargs)
+        self._distribute_strategy = distribution.current_strategy()
         self._inputs_structure, self._outputs_structure = inputs, outputs
         self._input_tensors, self._output_tensors = _leaves(inputs), _leaves(outputs)
         for tensor in self._input_tensors + self._output_tensors:
@@ -317,8 +369,8 @@ class Functional(Model):
 
     @property
     def output_shape(self) -> Any:
-        """The outputs' shapes as tuples; a list of them if the model has several outputs."""
-        shapes = [tuple(t.shape.as_list()) for t in self._output_tensors]
+        """The shapes of the outputs as tuples: one tuple for a single output, else a list of them."""
+        shapes = [tuple(tf.TensorShape(t.shape).as_list()) for t in self._output_tensors]
         return shapes[0] if len(shapes) == 1 else shapes
 
     @property
@@ -604,6 +656,36 @@ def _console_width() -> int:
         except (AttributeError, ValueError, OSError):
             continue
     return 80
+
+
+def load_model(filepath: Any, custom_objects: dict[str, Any] | None = None, compile: bool = True,
+               safe_mode: bool = True) -> Model:
+    """Loads a `.keras` file written by `model.save` or by real Keras (tapejax/keras/saving_archive.py)."""
+    from tapejax.keras import saving_archive
+
+    return saving_archive.load_model(filepath, custom_objects, compile, safe_mode)
+
+
+def save_model(model: Model, filepath: Any, overwrite: bool = True, zipped: bool | None = None,
+               **kwargs: Any) -> None:
+    """`model.save(filepath)`: a `.keras` file that real Keras reads."""
+    model.save(filepath, overwrite=overwrite, zipped=zipped, **kwargs)
+
+
+def clone_model(model: Model, input_tensors: Any = None, clone_function: Any = None, **kwargs: Any) -> Model:
+    """A new model with `model`'s configuration and new weights (built from `model.get_config()`)."""
+    from tapejax.keras import saving_archive
+
+    return saving_archive.clone_model(model, input_tensors, clone_function, **kwargs)
+
+
+def model_from_json(json_string: str, custom_objects: dict[str, Any] | None = None) -> Model:
+    """The model (new weights) of `model.to_json()`'s text, tapejax's or real Keras's."""
+    import json
+
+    from tapejax.keras import saving_config
+
+    return saving_config.deserialize(json.loads(json_string), custom_objects)
 
 
 from tapejax._src.errors import missing_symbols as _missing_symbols  # noqa: E402

@@ -81,11 +81,14 @@ class EarlyStopping(Callback):
 
 
 class ModelCheckpoint(Callback):
-    """Saves the model's weights after each epoch (or only the best, by `monitor`) to `filepath`, formatted
-    with `epoch` and the logs (`"w_{epoch:02d}.npz"`).
+    """Saves the model after each epoch to `filepath`, formatted with `epoch` and the logs
+    (`"w_{epoch:02d}_{val_loss:.2f}.weights.h5"`): its weights (`save_weights_only=True`: a `.weights.h5` file)
+    or the whole model (a `.keras` file), both in Keras 3's formats, which real Keras reads
+    (tapejax/keras/saving_weights.py, saving_archive.py). With `save_best_only`, only when `monitor` improves
+    (`mode` "min", "max", or "auto": max for accuracies, AUC, precision and recall), starting from
+    `initial_value_threshold`.
 
-    Differences from TensorFlow: tapejax writes the weights as a NumPy `.npz` of `get_weights()` (whatever the
-    file name says) until Keras's `.weights.h5` and `.keras` files are supported; `save_freq` must be "epoch".
+    Differences from TensorFlow: `save_freq` must be "epoch" (a number of batches is not implemented).
     """
 
     def __init__(self, filepath, monitor="val_loss", verbose=0, save_best_only=False, save_weights_only=False,
@@ -94,34 +97,53 @@ class ModelCheckpoint(Callback):
         if save_freq != "epoch":
             raise NotImplementedError("ModelCheckpoint(save_freq=<int>) is not implemented in tapejax.")
         self.filepath, self.monitor, self.verbose = os.fspath(filepath), monitor, verbose
-        self.save_best_only, self.save_weights_only = save_best_only, save_weights_only
+        self.save_best_only, self.save_weights_only, self.save_freq = save_best_only, save_weights_only, save_freq
+        if mode not in ("auto", "min", "max"):
+            warnings.warn(f"ModelCheckpoint mode '{mode}' is unknown, fallback to auto mode.", stacklevel=2)
+            mode = "auto"
         self.monitor_op = _monitor_op(mode, monitor)
-        self.best = initial_value_threshold if initial_value_threshold is not None else (
-            np.inf if self.monitor_op is np.less else -np.inf)
+        self.best = initial_value_threshold
+        if save_weights_only and not self.filepath.endswith(".weights.h5"):
+            raise ValueError("When using `save_weights_only=True` in `ModelCheckpoint`, the filepath provided must "
+                             f"end in `.weights.h5` (Keras weights format). Received: filepath={self.filepath}")
+        if not save_weights_only and not self.filepath.endswith(".keras"):
+            raise ValueError("The filepath provided must end in `.keras` (Keras model format). Received: "
+                             f"filepath={self.filepath}")
 
     def on_epoch_end(self, epoch, logs=None):
         logs = logs or {}
         path = self.filepath.format(epoch=epoch + 1, **logs)
-        if self.save_best_only:
-            value = logs.get(self.monitor)
-            if value is None:
-                warnings.warn(f"Can save best model only with {self.monitor} available.", stacklevel=2)
-                return
-            if not self.monitor_op(value, self.best):
-                if self.verbose > 0:
-                    print(f"\nEpoch {epoch + 1}: {self.monitor} did not improve from {self.best:.5f}")
-                return
-            if self.verbose > 0:
-                print(f"\nEpoch {epoch + 1}: {self.monitor} improved from {self.best:.5f} to {value:.5f}, "
-                      f"saving model to {path}")
-            self.best = value
-        elif self.verbose > 0:
-            print(f"\nEpoch {epoch + 1}: saving model to {path}")
+        if not self._should_save(epoch, logs, path):
+            return
         directory = os.path.dirname(path)
         if directory:
             os.makedirs(directory, exist_ok=True)
-        with open(path, "wb") as file:
-            np.savez(file, *self.model.get_weights())
+        if self.save_weights_only:
+            self.model.save_weights(path, overwrite=True)
+        else:
+            self.model.save(path, overwrite=True)
+        if self.verbose > 0:
+            print(f"\nEpoch {epoch + 1}: finished saving model to {path}")
+
+    def _should_save(self, epoch, logs, path):
+        if not self.save_best_only:
+            if self.verbose > 0:
+                print(f"\nEpoch {epoch + 1}: saving model to {path}")
+            return True
+        value = logs.get(self.monitor)
+        if value is None:  # Keras 3 warns, then saves
+            warnings.warn(f"Can save best model only with {self.monitor} available.", stacklevel=3)
+            return True
+        best = "None" if self.best is None else f"{self.best:.5f}"
+        if self.best is None or self.monitor_op(value, self.best):
+            if self.verbose > 0:
+                print(f"\nEpoch {epoch + 1}: {self.monitor} improved from {best} to {value:.5f}, saving model "
+                      f"to {path}")
+            self.best = value
+            return True
+        if self.verbose > 0:
+            print(f"\nEpoch {epoch + 1}: {self.monitor} did not improve from {best}")
+        return False
 
 
 class LearningRateScheduler(Callback):

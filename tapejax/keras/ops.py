@@ -52,13 +52,11 @@ def expand_dims(x: Any, axis: int) -> tf.Tensor:
     return tf.expand_dims(x, axis)
 
 
-def softmax(x: Any, axis: Any = -1) -> tf.Tensor:
-    """`tf.nn.softmax` along `axis`; a tuple of axes normalises over all of them together, as Keras 3 does."""
-    x = tf.convert_to_tensor(x)
-    if isinstance(axis, tuple | list):
-        return tf.exp(x - tf.reduce_logsumexp(x, axis=list(axis), keepdims=True))
-    return tf.nn.softmax(x, axis=axis)
-
+from tapejax.keras.ops_numpy import argmax as argmax, argmin as argmin, array as array, clip as clip  # noqa: E402
+from tapejax.keras.ops_numpy import convert_to_numpy as convert_to_numpy, matmul as matmul  # noqa: E402
+from tapejax.keras.ops_numpy import normalize as normalize, one_hot as one_hot, ones as ones  # noqa: E402
+from tapejax.keras.ops_numpy import relu as relu, shape as shape, softmax as softmax, sqrt as sqrt  # noqa: E402
+from tapejax.keras.ops_numpy import std as std, sum as sum, zeros as zeros  # noqa: E402
 
 from tapejax._src.errors import missing_symbols as _missing_symbols  # noqa: E402
 

@@ -21,7 +21,10 @@ import optax
 
 import tapejax as tf
 from tapejax.keras import schedules as schedules
-from tapejax._src import caches, checkpoint_pending
+from tapejax._src import caches, checkpoint_pending, dispatch
+from tapejax._src.context import CONTEXT
+from tapejax._src.registry import OpDef
+from tapejax.keras.attributes import Declared
 from tapejax._src.module import camel_to_snake
 from tapejax.keras.schedules import LearningRateSchedule
 
@@ -42,6 +45,8 @@ class Optimizer:
 
     # The attributes `_rule` reads: optimizers configured alike share one compiled update (None: not shared).
     _RULE_ARGS: tuple[str, ...] | None = None
+    iterations = Declared("The number of updates applied so far: an int64 `tf.Variable` that `apply_gradients` "
+                          "increments (a schedule's step).")
 
     def __init__(self, learning_rate: float | LearningRateSchedule | Callable = 0.001, name: str | None = None,
                  weight_decay: float | None = None, clipnorm: float | None = None, clipvalue: float | None = None,
@@ -138,6 +143,12 @@ class Optimizer:
         (array([1., 2.], dtype=float32), 0)
         """
         grads, variables = _checked_pairs(grads_and_vars)
+        if CONTEXT.replica is not None:  # inside a tf.distribute strategy.run: the replicas' gradients summed
+            grads = CONTEXT.replica.merged_gradients(grads, variables)
+        self._apply(grads, variables)
+        return self.iterations
+
+    def _apply(self, grads: list[Any], variables: list[tf.Variable]) -> None:
         if self._known is None:
             self.build(variables)
         for v in variables:
@@ -152,6 +163,10 @@ class Optimizer:
         if missing:
             warnings.warn(f"Gradients do not exist for variables {missing} when minimizing the loss. If using "
                           "`model.compile()`, did you forget to provide a `loss` argument?", stacklevel=2)
+        trace = CONTEXT.trace
+        if trace is not None and trace.captures:
+            self._apply_recorded(pairs)
+            return
         values = {v._uid: v.value().value for _, v in pairs}
         grads = self._clip([_gradient_for(g, v, values[v._uid]) for g, v in pairs])
         decays = None
@@ -170,7 +185,43 @@ class Optimizer:
             assignments.append((v, values[v._uid]))
             assignments += zip(slots, (x for x, kind in zip(states[v._uid], kinds) if kind is _SLOT))
         _assign_all(assignments, self.iterations)
-        return self.iterations
+
+    def _apply_recorded(self, pairs: list[tuple[Any, tf.Variable]]) -> None:
+        """`_apply` inside a loop body or branch that tf.function captures (capture.py): such a body replays only
+        the ops it recorded, so the update, which computes on arrays, runs as one recorded op of every input it
+        reads (gradients, variables, slots, `iterations`, hyperparameters), and its results are assigned as
+        tensors."""
+        owners = {v._uid: v for _, v in pairs}
+        uids = list(owners)
+        reads = {uid: owners[uid].read_value() for uid in uids}
+        grads = self._clip([_gradient_for(g, v, reads[v._uid]) for g, v in pairs])
+        rate = self._current_learning_rate()
+        decays = [tf.cast(self.weight_decay * rate, tf.float32) for _ in pairs] if self.weight_decay else []
+        t = tf.cast(self.iterations, tf.float32) + 1.0
+        hyperparameters = {k: tf.cast(v, tf.float32) for k, v in self._hyperparameters(t, rate).items()}
+        layouts = {uid: self._state(owners[uid]) for uid in uids}
+        slots = [s for uid in uids for s in layouts[uid][2]]
+        inputs = [*grads, *reads.values(), *[s.read_value() for s in slots], self.iterations.read_value(),
+                  *hyperparameters.values(), *decays]
+
+        def update(*arrays: Any) -> tuple[Any, ...]:
+            it = iter(arrays)
+            g = [next(it) for _ in pairs]
+            values = {uid: next(it) for uid in uids}
+            slot_values = {uid: [next(it) for _ in layouts[uid][2]] for uid in uids}
+            count = next(it).astype(np.int32)
+            given = {k: next(it) for k in hyperparameters}
+            states = self._updated(pairs, g, values, given, [next(it) for _ in decays] or None, slot_values, count)
+            return (*[values[uid] for uid in uids],
+                    *[x for uid in uids for x, kind in zip(states[uid], layouts[uid][1]) if kind is _SLOT])
+
+        outs = dispatch.apply(OpDef("keras.optimizers.apply", update, differentiable=False, has_gradient=False,
+                                    op_type="ResourceApplyKeras", same_dtype=False, jit=False), tuple(inputs), {})
+        new = dict(zip(uids, outs))
+        for uid, v in owners.items():  # Keras: each variable's constraint, on its updated value
+            if v.constraint is not None:
+                new[uid] = v.constraint(new[uid])
+        _assign_all([(owners[uid], new[uid]) for uid in uids] + list(zip(slots, outs[len(uids):])), self.iterations)
 
     def build(self, var_list: list[tf.Variable]) -> None:
         """Creates the state of each variable now (Keras 3), rather than on the first `apply_gradients`: a
@@ -227,19 +278,20 @@ class Optimizer:
         return grads
 
     def _updated(self, pairs: list[tuple[Any, tf.Variable]], grads: list[Any], values: dict[int, Any],
-                 hyperparameters: dict[str, Any], decays: list[Any] | None) -> dict[int, list[Any]]:
+                 hyperparameters: dict[str, Any], decays: list[Any] | None,
+                 slot_values: dict[int, list[Any]] | None = None, count: Any = None) -> dict[int, list[Any]]:
         """Computes every update, assigning nothing: `values` (uid -> array) gets the new values; returns the new
         state leaves of each variable (uid -> leaves, in `_state`'s order).
 
         A variable listed more than once is decayed once per listing, then updated once per listing, in order,
         as Keras does: the updates run in rounds, each taking at most one listing of a variable."""
-        count = tf.cast(self.iterations, tf.int32).value  # Keras: every variable's bias correction uses it
+        if count is None:  # Keras: every variable's bias correction uses it
+            count = tf.cast(self.iterations, tf.int32).value
         states: dict[int, list[Any]] = {}
         for _, v in pairs:
             _, kinds, slots = self._state(v)
-            slot_values = iter(slots)
-            states[v._uid] = [next(slot_values).value().value if kind is _SLOT else count if kind is _COUNT
-                              else kind for kind in kinds]
+            given = iter(slot_values[v._uid] if slot_values is not None else [s.value().value for s in slots])
+            states[v._uid] = [next(given) if kind is _SLOT else count if kind is _COUNT else kind for kind in kinds]
         rounds: list[list[int]] = []
         listed: dict[int, list[int]] = {}
         for k, (_, v) in enumerate(pairs):
@@ -304,7 +356,8 @@ class Optimizer:
         return [self.iterations, *rate] + [s for _, _, slots in self._slots.values() for s in slots]
 
 
-_BY_NAME = {"sgd": "SGD", "adam": "Adam", "rmsprop": "RMSprop", "adagrad": "Adagrad", "adamw": "AdamW"}
+_BY_NAME = {"sgd": "SGD", "adam": "Adam", "rmsprop": "RMSprop", "adagrad": "Adagrad", "adamw": "AdamW",
+            "nadam": "Nadam", "adamax": "Adamax", "lion": "Lion", "adadelta": "Adadelta"}
 
 
 def get(identifier: Any) -> Optimizer:
@@ -558,6 +611,10 @@ class AdamW(Adam):
         super().__init__(learning_rate, beta_1=beta_1, beta_2=beta_2, epsilon=epsilon, amsgrad=amsgrad,
                          weight_decay=weight_decay, **kwargs)
 
+
+from tapejax.keras import optimizers_legacy as legacy  # noqa: E402
+from tapejax.keras.optimizers_more import Adadelta as Adadelta, Adamax as Adamax  # noqa: E402
+from tapejax.keras.optimizers_more import Lion as Lion, Nadam as Nadam  # noqa: E402
 
 from tapejax._src.errors import missing_symbols as _missing_symbols  # noqa: E402
 

@@ -57,6 +57,10 @@ class PiecewiseConstantDecay(LearningRateSchedule):
         return result
 
 
+from tapejax.keras.schedules_more import CosineDecay as CosineDecay  # noqa: E402
+from tapejax.keras.schedules_more import InverseTimeDecay as InverseTimeDecay  # noqa: E402
+from tapejax.keras.schedules_more import PolynomialDecay as PolynomialDecay  # noqa: E402
+
 from tapejax._src.errors import missing_symbols as _missing_symbols  # noqa: E402
 
 __getattr__ = _missing_symbols("tf.keras.optimizers.schedules")

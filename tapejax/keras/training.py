@@ -9,9 +9,11 @@ batch, like Keras's symbolic build), so that the step creates no variables and i
 `GradientTape`, `self.compute_loss`, `self.metrics`, `self.optimizer`) works as in Keras's "customizing what
 happens in fit" guide.
 
-Differences from TensorFlow: `steps_per_execution` is accepted and ignored (each step is its own call), and the
-loss tracker, metrics and logs are those of a single-device run (no distribution strategy). Timings in the
-progress bar are tapejax's own.
+Under a `tf.distribute` strategy (the model made in `strategy.scope()`), each global batch is split over the
+replicas and the step runs as `strategy.run` does: see distribution.py.
+
+Differences from TensorFlow: `steps_per_execution` is accepted and ignored (each step is its own call). Timings
+in the progress bar are tapejax's own.
 """
 
 from __future__ import annotations
@@ -25,11 +27,12 @@ import numpy as np
 
 import tapejax as tf
 from tapejax.keras import callbacks as callbacks_module
-from tapejax.keras import optimizers
+from tapejax.keras import distribution, optimizers
 from tapejax.keras.compile_utils import CompileLoss, CompileMetrics
 from tapejax.keras.data_adapter import EpochIterator, class_weight_to_sample_weights, train_validation_split
 from tapejax.keras.data_adapter import unpack_x_y_sample_weight
 from tapejax.keras.metrics import Mean, Metric
+from tapejax.keras.trainer_compat import Keras2Names
 
 
 def _first_batch_size(x: Any) -> Any:
@@ -46,7 +49,7 @@ def _numpy(structure: Any) -> Any:
     return jax.tree_util.tree_map(lambda v: np.asarray(v), structure, is_leaf=lambda v: isinstance(v, tf.Tensor))
 
 
-class Trainer:
+class Trainer(Keras2Names):
     """The training API of `tf.keras.Model` (see the module docstring)."""
 
     compiled = False
@@ -61,6 +64,13 @@ class Trainer:
     history: Any = None
     steps_per_execution = 1
     train_function = test_function = predict_function = None
+    _distribute_strategy: Any = None
+
+    @property
+    def distribute_strategy(self) -> Any:
+        """The strategy the model was made under (Keras: "Model must be created under scope of DistStrat it
+        will be trained with"), else the one in effect now."""
+        return self._distribute_strategy or tf.distribute.get_strategy()
 
     # -- compile -----------------------------------------------------------------------------------------
 
@@ -70,7 +80,17 @@ class Trainer:
         """Configures training: an optimizer (an instance or a name such as 'adam'), a loss (an instance, a
         function or a name; a list or dict for several outputs), `loss_weights`, `metrics` and
         `weighted_metrics` (instances, functions or names; 'accuracy' picks its variant from the data)."""
+        with self.distribute_strategy.scope():  # the optimizer and the loss tracker: mirrored variables
+            self._compile(optimizer, loss, loss_weights, metrics, weighted_metrics, run_eagerly,
+                          steps_per_execution, jit_compile)
+
+    def _compile(self, optimizer: Any, loss: Any, loss_weights: Any, metrics: Any, weighted_metrics: Any,
+                 run_eagerly: bool, steps_per_execution: int, jit_compile: Any) -> None:
         self.optimizer = optimizers.get(optimizer)
+        # Keras's compile config, written to `.keras` files (saving_archive.py)
+        self._compile_config = {"loss": loss, "loss_weights": loss_weights, "metrics": metrics,
+                                "weighted_metrics": weighted_metrics, "run_eagerly": run_eagerly,
+                                "steps_per_execution": steps_per_execution, "jit_compile": jit_compile}
         names = self._output_names()
         if loss is not None:
             self._compile_loss = CompileLoss(loss, loss_weights, output_names=names)
@@ -169,7 +189,8 @@ class Trainer:
                 losses.append(loss)
         for loss in self.losses:
             loss = tf.convert_to_tensor(loss)
-            losses.append(tf.reduce_sum(loss if loss.dtype.is_floating else tf.cast(loss, tf.float32)))
+            loss = tf.reduce_sum(loss if loss.dtype.is_floating else tf.cast(loss, tf.float32))
+            losses.append(distribution.scale_loss(loss))  # the replicas' gradients are summed
         if not losses:
             raise ValueError("No loss to compute. Provide a `loss` argument in `compile()`.")
         return losses[0] if len(losses) == 1 else tf.add_n(losses)
@@ -196,7 +217,7 @@ class Trainer:
         with tf.GradientTape() as tape:
             y_pred = self._forward(x, training=True)
             loss = self._compute_loss(x, y, y_pred, sample_weight, training=True)
-        self._loss_tracker.update_state(loss, sample_weight=_first_batch_size(x))
+        self._loss_tracker.update_state(distribution.unscale_loss(loss), sample_weight=_first_batch_size(x))
         trainable = self.trainable_weights
         if trainable:
             self.optimizer.apply_gradients(zip(tape.gradient(loss, trainable), trainable))
@@ -209,7 +230,7 @@ class Trainer:
         x, y, sample_weight = unpack_x_y_sample_weight(data)
         y_pred = self._forward(x, training=False)
         loss = self._compute_loss(x, y, y_pred, sample_weight, training=False)
-        self._loss_tracker.update_state(loss, sample_weight=_first_batch_size(x))
+        self._loss_tracker.update_state(distribution.unscale_loss(loss), sample_weight=_first_batch_size(x))
         return self.compute_metrics(x, y, y_pred, sample_weight=sample_weight)
 
     def predict_step(self, data: Any) -> Any:
@@ -217,7 +238,10 @@ class Trainer:
         x, _, _ = unpack_x_y_sample_weight(data)
         return self._forward(x, training=False)
 
-    def _compiled(self, step: Any) -> Any:
+    def _compiled(self, step: Any, reduction: str = "mean") -> Any:
+        strategy = self.distribute_strategy
+        if strategy.num_replicas_in_sync > 1:
+            return self._distributed(strategy, step, reduction)
         if self._run_eagerly:  # the step still sees tensors, as in Keras (numpy batches are converted)
             return lambda data: step(jax.tree_util.tree_map(
                 lambda v: tf.convert_to_tensor(v) if isinstance(v, np.ndarray) else v, data))
@@ -232,6 +256,18 @@ class Trainer:
         run.compiled = compiled
         return run
 
+    def _distributed(self, strategy: Any, step: Any, reduction: str) -> Any:
+        """`step` on every replica of `strategy` (eagerly, `strategy.run` compiles its one shard_map itself)."""
+        replicated = distribution.distributed_step(strategy, step, reduction)
+        compiled = None if self._run_eagerly else tf.function(lambda data, _: replicated(data), autograph=False)
+        holders = (self, self.optimizer, *self.metrics)
+
+        def run(data: Any) -> Any:
+            data = distribution.split_batch(strategy, data)
+            return replicated(data) if compiled is None else compiled(data, holders)
+
+        return run
+
     def make_train_function(self, force: bool = False) -> Any:
         if self.train_function is None or force:
             self.train_function = self._compiled(self.train_step)
@@ -244,7 +280,7 @@ class Trainer:
 
     def make_predict_function(self, force: bool = False) -> Any:
         if self.predict_function is None or force:
-            self.predict_function = self._compiled(self.predict_step)
+            self.predict_function = self._compiled(self.predict_step, "concat")
         return self.predict_function
 
     def _assert_compile_called(self, method: str) -> None:
@@ -254,6 +290,10 @@ class Trainer:
     def _build_for_data(self, data: Any, training: bool) -> None:
         """Builds what the compiled step must not create: the model (a forward pass on the first batch), the
         compiled loss and metrics (their names depend on the data), the optimizer's slots."""
+        with self.distribute_strategy.scope():  # what is made here is mirrored, as Keras's symbolic build
+            self._build_in_scope(data, training)
+
+    def _build_in_scope(self, data: Any, training: bool) -> None:
         x, y, _ = unpack_x_y_sample_weight(data)
         needs = (not self.built or (self._compile_metrics is not None and not self._compile_metrics.built)
                  or (self._compile_loss is not None and self._compile_loss._losses is None))
@@ -388,7 +428,8 @@ class Trainer:
         for step, data in iterator:
             if self.predict_function is None:
                 if not self.built:
-                    self._forward(unpack_x_y_sample_weight(data)[0], training=False)
+                    with self.distribute_strategy.scope():
+                        self._forward(unpack_x_y_sample_weight(data)[0], training=False)
                 self.make_predict_function()
             callbacks.on_predict_batch_begin(step)
             batch_outputs = self.predict_function(data)
@@ -432,5 +473,6 @@ class Trainer:
     def predict_on_batch(self, x: Any) -> Any:
         """The model's outputs for one batch, as NumPy arrays."""
         if self.predict_function is None and not self.built:
-            self._forward(x, training=False)
+            with self.distribute_strategy.scope():
+                self._forward(x, training=False)
         return _numpy(self.make_predict_function()((x,)))

@@ -204,6 +204,12 @@ class PyDataset:
 
 Sequence = PyDataset
 
+from tapejax.keras.file_utils import get_file as get_file  # noqa: E402
+from tapejax.keras.image_utils import array_to_img as array_to_img  # noqa: E402
+from tapejax.keras.image_utils import img_to_array as img_to_array  # noqa: E402
+from tapejax.keras.image_utils import load_img as load_img  # noqa: E402
+from tapejax.keras.image_utils import save_img as save_img  # noqa: E402
+
 
 from tapejax._src.errors import missing_symbols as _missing_symbols  # noqa: E402
 

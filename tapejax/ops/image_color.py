@@ -12,10 +12,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from tapejax._src import errors
+from tapejax._src import deferred, errors
+from tapejax._src.contracts import check_traced
 from tapejax._src.registry import abstract_check, hashable, op
 
 from .image import convert
+from .math import _pow
 
 _F32 = np.dtype(np.float32)
 _HIGHEST = jax.lax.Precision.HIGHEST
@@ -73,11 +75,23 @@ adjust_contrast = op("image.adjust_contrast", _adjust_contrast, has_gradient=Fal
 
 
 def _adjust_gamma(image, gamma=1, gain=1):
-    flt = _to_float(image)
-    return _back(gain.astype(flt.dtype) * flt ** gamma.astype(flt.dtype), image)
+    flt = _to_float(image)  # TF's Pow, with its gradient in gamma (0 where the image is not positive)
+    return _back(gain.astype(flt.dtype) * _pow(flt, gamma.astype(flt.dtype)), image)
 
 
-_adjust_gamma_op = op("image.adjust_gamma", _adjust_gamma, same_dtype=False, op_type="Pow")
+_GAMMA = "Gamma should be a non-negative real number."
+
+
+def _check_gamma(image, gamma, gain):
+    # TF asserts gamma >= 0 on a tensor gamma: a NaN gamma fails too (a Python gamma: ValueError, adjust_gamma)
+    if isinstance(gamma, jax.core.Tracer):
+        check_traced("Assert", jnp.all(gamma >= 0), _GAMMA)
+    elif not np.all(np.asarray(deferred.resolve(gamma)) >= 0):
+        raise errors.invalid_argument("Assert", f"Expected 'tf.Tensor(False, shape=(), dtype=bool)' to be true. "
+                                                f"Summarized data: b'{_GAMMA}'")
+
+
+_adjust_gamma_op = op("image.adjust_gamma", _adjust_gamma, same_dtype=False, op_type="Pow", check=_check_gamma)
 
 
 def adjust_gamma(image, gamma=1, gain=1):
@@ -88,8 +102,8 @@ def adjust_gamma(image, gamma=1, gain=1):
     [[[0.25]]]
     """
     value = hashable(gamma)
-    if isinstance(value, int | float) and value < 0:
-        raise ValueError("Gamma should be a non-negative real number.")
+    if isinstance(value, int | float) and not value >= 0:  # NaN too
+        raise ValueError(_GAMMA)
     return _adjust_gamma_op(image, gamma, gain)
 
 

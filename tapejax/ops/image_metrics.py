@@ -15,6 +15,7 @@ from tapejax._src import errors
 from tapejax._src.registry import abstract_check, op
 
 from .image import convert
+from .math import _abs
 
 _F32 = np.dtype(np.float32)
 _HIGHEST = jax.lax.Precision.HIGHEST
@@ -24,8 +25,9 @@ _HIGHEST = jax.lax.Precision.HIGHEST
 
 def _total_variation(images):
     axes = None if images.ndim == 3 else (1, 2, 3)
-    down = jnp.abs(images[..., 1:, :, :] - images[..., :-1, :, :])
-    right = jnp.abs(images[..., :, 1:, :] - images[..., :, :-1, :])
+    # TF's Abs, whose gradient sign(x) is NaN at NaN
+    down = _abs(images[..., 1:, :, :] - images[..., :-1, :, :])
+    right = _abs(images[..., :, 1:, :] - images[..., :, :-1, :])
     return jnp.sum(down, axis=axes) + jnp.sum(right, axis=axes)
 
 

@@ -69,7 +69,25 @@ truediv = op("math.truediv", _truediv, signature="x, y", op_type="RealDiv", chec
 divide = op("math.divide", _divide, signature="x, y", op_type="RealDiv", check=_check_truediv)
 floordiv = op("math.floordiv", jnp.floor_divide, signature="x, y", differentiable=False, op_type="FloorDiv",
               contract=_INTEGER_DIVISION)
-floormod = op("math.floormod", jnp.remainder, signature="x, y", op_type="FloorMod", contract=_INTEGER_DIVISION)
+
+
+@jax.custom_jvp
+def _floormod_tf(x, y):
+    return jnp.remainder(x, y)
+
+
+@_floormod_tf.defjvp
+def _floormod_tf_jvp(primals, tangents):
+    # TF's FloorMod gradient: 1 in x, -floor(x / y) in y (-0 at y = +-inf, where JAX's differs).
+    (x, y), (tx, ty) = primals, tangents
+    return _floormod_tf(x, y), tx - ty * jnp.floor(x / y)
+
+
+def _floormod(x, y):
+    return _floormod_tf(x, y) if jnp.issubdtype(jnp.result_type(x, y), jnp.inexact) else jnp.remainder(x, y)
+
+
+floormod = op("math.floormod", _floormod, signature="x, y", op_type="FloorMod", contract=_INTEGER_DIVISION)
 
 
 @jax.custom_jvp
@@ -113,7 +131,21 @@ square = _unary("math.square", jnp.square)
 # TF's SqrtGrad, RsqrtGrad and ReciprocalGrad give 0 for a zero upstream gradient (tf.where(x > 0, tf.sqrt(x), 0.)
 # has gradient 0 at 0, not 0 * inf): zero_cotangent=True.
 sqrt = _unary("math.sqrt", jnp.sqrt, contract=_INEXACT, zero_cotangent=True)
-rsqrt = _unary("math.rsqrt", jax.lax.rsqrt, contract=_INEXACT, zero_cotangent=True)
+
+
+@jax.custom_jvp
+def _rsqrt(x):
+    return jax.lax.rsqrt(x)
+
+
+@_rsqrt.defjvp
+def _rsqrt_jvp(primals, tangents):
+    # TF's RsqrtGrad, -y^3 / 2: at -0 (y = -inf) its infinity has the opposite sign of JAX's -y / (2x).
+    y = _rsqrt(primals[0])
+    return y, tangents[0] * (-0.5 * y * y * y)
+
+
+rsqrt = _unary("math.rsqrt", _rsqrt, contract=_INEXACT, zero_cotangent=True)
 reciprocal = _unary("math.reciprocal", jnp.reciprocal, zero_cotangent=True)
 squared_difference = op("math.squared_difference", lambda x, y: jnp.square(x - y), signature="x, y")
 
@@ -405,11 +437,15 @@ def _lbeta(x):
 lbeta = op("math.lbeta", _lbeta)
 
 
+@jax.custom_jvp
 def _nextafter(x1, x2):
-    # TF's gradient is 1 for x1 and 0 for x2 (JAX has none): the value is nextafter's, the derivative x1's.
-    # `x1 - x1` is an exact zero for finite x1, so the value is unchanged to the last bit.
-    step = jnp.nextafter(jax.lax.stop_gradient(x1), jax.lax.stop_gradient(x2))
-    return jnp.where(jnp.isfinite(x1), step + (x1 - jax.lax.stop_gradient(x1)), step)
+    return jnp.nextafter(x1, x2)
+
+
+@_nextafter.defjvp
+def _nextafter_jvp(primals, tangents):
+    # TF's gradient is 1 for x1 and 0 for x2, at every value (JAX defines none).
+    return _nextafter(*primals), tangents[0] + jnp.zeros_like(tangents[1])  # _nextafter: any order
 
 
 nextafter = op("math.nextafter", _nextafter, op_type="NextAfter")
@@ -547,8 +583,10 @@ scalar_mul = op("math.scalar_mul", jnp.multiply, signature="scalar, x", op_type=
 def _polyval(*coeffs_and_x):
     # Horner's rule, as TF: p = c_0; p = c_i + p * x. The row takes [*coeffs, x] (see `polyval`).
     *coeffs, x = coeffs_and_x
-    result = jnp.zeros_like(x)
-    for c in coeffs:
+    if not coeffs:
+        return jnp.zeros_like(x)
+    result = coeffs[0] + jnp.zeros_like(x)  # not 0 * x + c_0: that is NaN at x = inf
+    for c in coeffs[1:]:
         result = c + result * x
     return result
 

@@ -482,8 +482,12 @@ class Generator:
     >>> bool(tf.reduce_all(tf.random.Generator.from_seed(1).normal([2]) == a))
     True
 
+    Inside `strategy.run` of a strategy of several replicas, each replica draws different numbers (the
+    replica's id folded into the key), as TF gives each replica its own stream; the state advances once per draw.
+
     Differences from TensorFlow: the state is int64 [key word, key word, counter] and the numbers come from
-    JAX's ThreeFry generator; `alg` is accepted and ignored.
+    JAX's ThreeFry generator; `alg` is accepted and ignored. A generator made outside the strategy's scope also
+    gives each replica its own numbers (TF's replicas take turns drawing from its one stream).
     """
 
     def __init__(self, copy_from: Generator | None = None, state: Any = None, alg: Any = None):
@@ -528,7 +532,11 @@ class Generator:
         state = self._state.read_value()._value
         self._state.assign(state + np.array([0, 0, 1], np.int64))
         key = jnp.stack([state[0], state[1]]).astype(np.uint32)
-        return jax.random.fold_in(key, state[2].astype(np.uint32))
+        key = jax.random.fold_in(key, state[2].astype(np.uint32))
+        replica = CONTEXT.replica  # inside a tf.distribute strategy.run: each replica draws its own numbers, as in TF
+        if replica is not None and replica.num_replicas_in_sync > 1:
+            key = jax.random.fold_in(key, getattr(replica.replica_id_in_sync_group, "value", 0))
+        return key
 
     def normal(self, shape, mean=0.0, stddev=1.0, dtype=dtypes.float32, name=None) -> Tensor:
         np_dtype = dtypes.as_dtype(dtype)._np

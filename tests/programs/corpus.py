@@ -39,15 +39,14 @@ PROGRAMS = (
     Program("ddpg_pendulum", rtol=1e-3),
     Program("writing_a_training_loop_from_scratch", mask=r"Time taken: [0-9.]+s"),
     Program("deepdream"),
+    Program("data_guide"),
     # The engines differ from the first steps in the last bits (TF's oneDNN kernels: without them TF's figures
     # match tapejax's to 3e-5), and the two tapes' adversarial updates carry it to ~5e-4 in 10 steps.
     Program("dcgan", rtol=1e-3, mask=r"Time for epoch \d+ is [0-9.e-]+ sec"),
     Program("vae", rtol=1e-3),
     Program("deep_q_network_breakout"),
     Program("oxford_pets_image_segmentation", tf_env=(("TF_ENABLE_ONEDNN_OPTS", "0"),)),
-    # Blocked by tf.keras.models.clone_model, which needs layer configs (get_config/from_config, being added
-    # with Keras's .keras files); everything else in the program matches TF (checked with the clone written out).
-    Program("knowledge_distillation", blocked_by="tf.keras.models.clone_model"),
+    Program("knowledge_distillation"),
     Program("timeseries_classification_from_scratch"),
     # Blocked by a TF quirk: the gradient of an Embedding is an IndexedSlices with a row per occurrence of a
     # token, and Keras 3's Adam squares each row before summing them (TF's v for a token used twice is

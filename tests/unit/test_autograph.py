@@ -1114,3 +1114,18 @@ def test_an_object_first_made_in_a_tensor_loop_is_loop_local():
     traced = tf.function(dream)(tf.ones([4]), tf.constant(3))
     np.testing.assert_allclose(traced.numpy(), expected.numpy(), rtol=1e-6)
     np.testing.assert_allclose(traced.numpy(), np.full(4, 0.8 ** 3, np.float32), rtol=1e-6)
+
+
+def test_a_closure_rebound_in_a_loop_is_converted_with_its_new_value():
+    # the converted function holds the cell's contents: a rebound cell must not reuse the first conversion
+    def make_all():
+        results = []
+        for scale in (2.0, 3.0):
+            def f(x):
+                if x > 0:
+                    return x * scale
+                return x
+            results.append(float(tf.function(f)(tf.constant(1.0))))
+        return results
+
+    assert make_all() == [2.0, 3.0]

@@ -19,8 +19,9 @@ ORDER = ["dtypes", "errors", "string_values", "logs", "caches", "checking", "con
          "transforms", "sweep", "problem", "chunks", "debugging", "tape_arguments", "gradient_tape", "forward", "custom_gradient",
          "checkpoint_pending", "module", "capture", "control_flow", "tensor_array", "tensor_array_loops", "loops", "autograph_transform",
          "autograph_operators", "autograph", "signature", "concrete_function", "retracing", "function", "printing",
-         "summary_writer", "summary_encoding", "summary_ops", "devices", "host_callback",
-         "checkpoint_table", "checkpoint_bundle", "checkpoint_graph", "checkpoint_management", "checkpoint"]
+         "summary_writer", "summary_encoding", "summary_ops", "devices", "logical_devices", "host_callback",
+         "checkpoint_table", "checkpoint_bundle", "checkpoint_graph", "checkpoint_management", "checkpoint",
+         "saved_model", "saved_model_load"]
 
 
 def _runtime_nodes(tree: ast.AST):

@@ -275,3 +275,37 @@ def test_optimizers_configured_alike_share_one_compiled_update():
     assert tf.keras.optimizers.SGD(0.1)._step is tf.keras.optimizers.SGD(0.5, weight_decay=0.1)._step
     assert tf.keras.optimizers.SGD(0.1)._step is not tf.keras.optimizers.SGD(0.1, momentum=0.9)._step
     assert tf.keras.optimizers.Adam(0.1)._step is not tf.keras.optimizers.AdamW(0.1)._step
+
+
+LOOP_OPTIMIZERS = [*OPTIMIZERS, lambda: tf.keras.optimizers.AdamW(0.1, weight_decay=0.5),
+                   lambda: tf.keras.optimizers.SGD(tf.keras.optimizers.schedules.ExponentialDecay(0.1, 1, 0.5))]
+
+
+@pytest.mark.parametrize("branch", [False, True])
+@pytest.mark.parametrize("make", LOOP_OPTIMIZERS)
+def test_apply_gradients_in_a_loop_inside_tf_function_is_the_eager_loop(make, branch):
+    # A tf.range loop (and a tf.cond branch) inside tf.function is captured and replayed: the update must be
+    # recorded there, not computed once on the capture's placeholders (it used to apply one step in all).
+    def run(compiled):
+        w = tf.Variable([1.0, -2.0], constraint=lambda v: tf.clip_by_value(v, -1.5, 1.5))
+        b = tf.Variable(0.5)
+        optimizer = make()
+
+        def step(i):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_sum(w * w * tf.cast(i + 1, tf.float32)) + b * b
+            grads = tape.gradient(loss, [w, b])
+            if branch:
+                tf.cond(i % 2 == 0, lambda: optimizer.apply_gradients(zip(grads, [w, b])), lambda: optimizer.iterations)
+            else:
+                optimizer.apply_gradients(zip(grads, [w, b]))
+
+        def loop(n):
+            for i in tf.range(n):
+                step(i)
+
+        (tf.function(loop) if compiled else loop)(tf.constant(4))
+        return [v.numpy() for v in (w, b, optimizer.iterations, *optimizer.variables[1:])]
+
+    for got, want in zip(run(True), run(False), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-6)

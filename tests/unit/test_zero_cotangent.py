@@ -23,6 +23,37 @@ def test_scale_is_a_masked_product():
     np.testing.assert_array_equal(jax.vmap(Z.scale)(t[:, None], d[:, None])[:, 0], [0.0, 0.0, 6.0, jnp.inf])
 
 
+@pytest.mark.parametrize("axes", [(0, None), (None, 0), (1, 0), (None, 1)])
+def test_scale_batched_with_one_operand_unbatched_keeps_the_batch(axes):
+    # An unbatched operand is broadcast to the batch, not given a batch of 1 (which made jit's result type wrong:
+    # a hessian by the jacobian of a compiled gradient of sqrt failed to lower).
+    t = jnp.array([[0.0, 2.0], [1.0, 3.0]])
+    d = jnp.array([[jnp.inf, 3.0], [5.0, 7.0]])
+    args = tuple(x if a is not None else x[0] for x, a in zip((t, d), axes))
+    want = jax.vmap(lambda a, b: jnp.where(a == 0, 0.0, a * b), in_axes=axes)(*args)
+    np.testing.assert_array_equal(jax.vmap(Z.scale, in_axes=axes)(*args), want)
+    np.testing.assert_array_equal(jax.jit(jax.vmap(Z.scale, in_axes=axes))(*args), want)
+
+
+def test_jacobian_of_a_gradient_through_sqrt_compiles():
+    x = jnp.array([1.0, 1.0], jnp.float32)
+    f = lambda v: jnp.sum(Z.sqrt(1.0 + v * v))  # noqa: E731
+    want = jax.hessian(lambda v: jnp.sum(jnp.sqrt(1.0 + v * v)))(x)
+    np.testing.assert_allclose(jax.jit(jax.jacrev(jax.grad(f)))(x), want, rtol=1e-6)
+
+    @tf.function
+    def hessian(v):
+        with tf.GradientTape() as outer:
+            outer.watch(v)
+            with tf.GradientTape() as inner:
+                inner.watch(v)
+                y = tf.reduce_sum(tf.sqrt(1.0 + v * v))
+            g = inner.gradient(y, v)
+        return outer.jacobian(g, v)
+
+    np.testing.assert_allclose(hessian(tf.constant(np.asarray(x))).numpy(), want, rtol=1e-6)
+
+
 @pytest.mark.parametrize("fn, plain", [(Z.sqrt, jnp.sqrt), (Z.rsqrt, jax.lax.rsqrt), (Z.reciprocal, jnp.reciprocal)])
 def test_masked_kernel_is_jax_except_under_a_zero_cotangent(fn, plain):
     w = jnp.array([0.0, 1.0, -2.0, 0.0], jnp.float32)

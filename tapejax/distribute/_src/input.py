@@ -1,0 +1,107 @@
+"""Distributed datasets: each global batch of a `tf.data` dataset split over the replicas as TF splits it.
+
+TF's rebatching gives each replica ceil(B / replicas) consecutive examples of a batch of B, the last replicas
+fewer or none (a partial batch of 5 over 4 replicas: 2, 2, 1, 0). When B divides evenly, a component becomes
+one array `[replicas, B / replicas, ...]` placed with the strategy's split sharding, each device holding its
+replica's rows (one host-to-device transfer, no per-replica loop); otherwise its slices are kept one by one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import numpy as np
+
+import tapejax as tf
+from tapejax._src.tensor import EagerTensor
+from tapejax.distribute._src.values import PerReplica
+
+
+class InputContext:
+    """What a `dataset_fn` of `distribute_datasets_from_function` is told (`tf.distribute.InputContext`)."""
+
+    def __init__(self, num_input_pipelines: int = 1, input_pipeline_id: int = 0, num_replicas_in_sync: int = 1):
+        self.num_input_pipelines = num_input_pipelines
+        self.input_pipeline_id = input_pipeline_id
+        self.num_replicas_in_sync = num_replicas_in_sync
+
+    def get_per_replica_batch_size(self, global_batch_size: int) -> int:
+        """`global_batch_size / num_replicas_in_sync`; TF's ValueError when it does not divide.
+
+        >>> import tapejax as tf
+        >>> tf.distribute.InputContext(num_replicas_in_sync=4).get_per_replica_batch_size(8)
+        2
+        """
+        if global_batch_size % self.num_replicas_in_sync:
+            raise ValueError(f"The `global_batch_size` {global_batch_size} is not divisible by "
+                             f"`num_replicas_in_sync` {self.num_replicas_in_sync}")
+        return global_batch_size // self.num_replicas_in_sync
+
+
+class ValueContext:
+    """What `experimental_distribute_values_from_function`'s `value_fn` is told."""
+
+    def __init__(self, replica_id_in_sync_group: int = 0, num_replicas_in_sync: int = 1):
+        self.replica_id_in_sync_group = replica_id_in_sync_group
+        self.num_replicas_in_sync = num_replicas_in_sync
+
+
+class DistributedDataset:
+    """A dataset whose elements are split over a strategy's replicas (`tf.distribute.DistributedDataset`)."""
+
+    def __init__(self, strategy: Any, dataset: Any, per_replica: bool = False):
+        self._strategy = strategy
+        self._dataset = dataset
+        self._per_replica = per_replica  # distribute_datasets_from_function: batches are per replica already
+
+    def __iter__(self) -> Any:
+        n = self._strategy.num_replicas_in_sync
+        it = iter(self._dataset)
+        if not self._per_replica:
+            for element in it:
+                yield tf.nest.map_structure(lambda x: split(self._strategy, x), element)
+            return
+        while True:
+            batches = []
+            for element in it:
+                batches.append(element)
+                if len(batches) == n:
+                    break
+            if not batches:
+                return
+            yield tf.nest.map_structure(lambda *xs: per_replica_of(self._strategy, list(xs), pad=n), *batches)
+            if len(batches) < n:
+                return
+
+    @property
+    def element_spec(self) -> Any:
+        return self._dataset.element_spec
+
+
+def split(strategy: Any, x: Any) -> Any:
+    """One component of a global batch, split over the replicas as TF splits it."""
+    n = strategy.num_replicas_in_sync
+    if n == 1:
+        return x
+    array = np.asarray(x)
+    if array.ndim == 0:
+        raise ValueError("experimental_distribute_dataset needs batched elements (each component's first "
+                         "dimension is split over the replicas); batch the dataset first.")
+    b = array.shape[0]
+    per = -(-b // n)
+    if per * n == b:
+        stacked = array.reshape((n, per) + array.shape[1:])
+        return PerReplica(stacked=EagerTensor(jax.device_put(stacked, strategy._split)))
+    return PerReplica(values=[EagerTensor(jax.device_put(array[min(i * per, b):min((i + 1) * per, b)], d))
+                              for i, d in enumerate(strategy._devices)])
+
+
+def per_replica_of(strategy: Any, values: list[Any], pad: int | None = None) -> PerReplica:
+    """Replica i's value is `values[i]` (empty batches of the same shape for missing replicas, up to `pad`)."""
+    arrays = [np.asarray(v) for v in values]
+    if pad is not None and len(arrays) < pad:
+        arrays += [np.zeros((0,) + arrays[0].shape[1:], arrays[0].dtype)] * (pad - len(arrays))
+    if all(a.shape == arrays[0].shape for a in arrays):
+        return PerReplica(stacked=EagerTensor(jax.device_put(np.stack(arrays), strategy._split)))
+    return PerReplica(values=[EagerTensor(jax.device_put(a, d)) for a, d in zip(arrays, strategy._devices)])
