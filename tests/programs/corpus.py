@@ -35,6 +35,9 @@ PROGRAMS = (
     Program("writing_a_training_loop_from_scratch", mask=r"Time taken: [0-9.]+s"),
     Program("deepdream"),
     Program("data_guide"),
+    Program("data_guide_windows"),
+    # It prints only wall times (its standard output: `benchmark`'s lines; tf.print writes to standard error).
+    Program("data_performance", mask=r"Execution time: [0-9.e-]+"),
 )
 
 _NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|[-+]?\b(?:nan|inf)\b")
