@@ -62,8 +62,7 @@ class Dataset(Stage):
                 raise TypeError("To specify the output signature you need to provide either the "
                                 "`output_signature` argument or the `output_types` argument.")
             output_signature = signature_from_types(output_types, output_shapes)
-        call_args = tuple(np.asarray(getattr(a, "_value", a)) for a in args) if args is not None else ()
-        return GeneratorDataset(generator, output_signature, call_args)
+        return GeneratorDataset(generator, output_signature, tuple(args) if args is not None else ())
 
     @staticmethod
     def zip(*args: Any, datasets: Any = None, name: str | None = None) -> Dataset:

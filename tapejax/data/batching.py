@@ -206,7 +206,12 @@ class WindowDataset(Dataset):
             if not picked or (self._drop and len(picked) < self._size):
                 break
             block = stack(picked, "window")
-            yield tuple(_WindowComponent(TensorSliceDataset(np.asarray(b))) for b in block)
+            yield tuple(_WindowComponent(_variant(TensorSliceDataset(np.asarray(b)))) for b in block)
+
+
+def _variant(dataset: Dataset) -> Dataset:
+    dataset._tf_name = "_VariantDataset"  # a window's dataset prints as TF's (a dataset held in a tensor)
+    return dataset
 
 
 class _WindowComponent:

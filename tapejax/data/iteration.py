@@ -18,6 +18,7 @@ import jax
 import numpy as np
 
 from tapejax._src import errors
+from tapejax._src.checkpoint_graph import Saveable
 from tapejax._src.context import CONTEXT
 from tapejax._src.tensor import EagerTensor
 
@@ -39,18 +40,41 @@ class OwnedIterator:
         self._structure = dataset._structure
         self._peeked: tuple | None = None  # an element read ahead at trace time, or pushed back by a loop
         self._ahead: tuple | None = None  # the element a graph loop read last
+        self._read = 0  # elements taken from this pass (a checkpoint's position; see _checkpoint_children)
         if CONTEXT.trace is not None:
             from .graph_loop import stage_restart
             self._it: Iterator[tuple] = iter(())
             self._traced = True
             stage_restart(self)
         else:
-            self._it = dataset._elements()
+            self._it = self._counted(dataset._elements())
             self._traced = False
+
+    def _counted(self, elements: Iterator[tuple]) -> Iterator[tuple]:
+        for element in elements:
+            self._read += 1
+            yield element
 
     def _restart(self) -> None:
         self._close()
-        self._it, self._peeked, self._ahead = self._dataset._elements(), None, None
+        self._read = 0
+        self._it, self._peeked, self._ahead = self._counted(self._dataset._elements()), None, None
+
+    def _checkpoint_children(self) -> list[tuple[str, Any]]:
+        """`tf.train.Checkpoint(iterator=it)` saves the iterator's position in its pass (the elements it has
+        given) as an int64; restoring starts a new pass and skips as many elements. TF saves the iterator's
+        internal state (a variant tensor) instead, so the two engines do not read each other's iterator state,
+        and a pass that differs from the saved one (an unseeded shuffle) resumes at the same position only."""
+        return [("position", Saveable("position", self._position, self._seek))]
+
+    def _position(self) -> np.ndarray:
+        return np.asarray(self._read - (self._peeked is not None), np.int64)
+
+    def _seek(self, position: np.ndarray) -> None:
+        self._restart()
+        for _ in range(int(position)):
+            if next(self._it, _DONE) is _DONE:
+                break
 
     def __iter__(self) -> OwnedIterator:
         return self

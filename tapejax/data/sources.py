@@ -102,13 +102,13 @@ class GeneratorDataset(Dataset):
             raise TypeError("`generator` must be a Python callable.")
         specs, template = _flatten_signature(output_signature)
         self._generator = generator
-        self._args = args
+        self._args = tuple(_generator_arg(a) for a in args)
         self._structure = Structure(template, specs)
 
     def _elements(self) -> Iterator[tuple]:
         for value in self._generator(*self._args):
             try:
-                leaves = self._structure.flatten_like(value, "Dataset.from_generator")
+                leaves = self._structure.flatten_like(value, "Dataset.from_generator", up_to=True)
             except TypeError as e:
                 raise TypeError(f"`generator` yielded an element that did not match the expected structure. The "
                                 f"expected structure was {self._structure.element_spec}, but the yielded element "
@@ -127,6 +127,13 @@ class GeneratorDataset(Dataset):
                         f"element of shape {spec.shape} was expected.")
                 out.append(array)
             yield tuple(out)
+
+
+def _generator_arg(value: Any) -> Any:
+    """An `args` entry as TF passes it to the generator: converted as a tensor (Python ints int32), then as
+    `.numpy()` gives it: a numpy scalar (hashable) or bytes for a scalar, an array otherwise."""
+    array = np.asarray(to_component(value, "Dataset.from_generator"))
+    return array[()] if array.ndim == 0 else array
 
 
 def _flatten_signature(signature: Any) -> tuple[tuple, Any]:

@@ -39,6 +39,21 @@ def _lists_to_leaves(value: Any) -> Any:
     return value
 
 
+def _leaves_at(template: Any, value: Any) -> Any:
+    """`value` with the part at each leaf of `template` held as one leaf, as TF's `flatten_up_to` takes it: a
+    generator may yield `(i,)` where its signature has one TensorSpec of shape (1,). Where the two nests differ
+    above the template's leaves, `value` is returned as it is, for assert_same_structure to report."""
+    if not _is_structure(template):
+        return _Leaf(value) if _is_structure(value) else value
+    if isinstance(template, dict) and isinstance(value, dict) and set(template) == set(value):
+        parts = {k: _leaves_at(template[k], value[k]) for k in value}
+        return parts if type(value) is dict else type(value)(parts.items())
+    if isinstance(template, tuple) and isinstance(value, tuple) and len(template) == len(value):
+        items = [_leaves_at(t, v) for t, v in zip(template, value)]
+        return type(value)(*items) if hasattr(value, "_fields") else tuple(items)
+    return value
+
+
 class _Leaf:
     """A list held as one leaf while the nest is flattened."""
 
@@ -95,9 +110,12 @@ class Structure:
         template = nest.pack_sequence_as(value, list(range(len(leaves))))
         return Structure(template, tuple(spec_of(a) for a in arrays)), arrays
 
-    def flatten_like(self, value: Any, api: str) -> tuple:
-        """The components of a value that must have this structure (ValueError as TF's if it has not)."""
+    def flatten_like(self, value: Any, api: str, up_to: bool = False) -> tuple:
+        """The components of a value that must have this structure (ValueError as TF's if it has not); with
+        `up_to`, a nest inside `value` where this structure has a leaf is that component's value."""
         value = _lists_to_leaves(value)
+        if up_to:
+            value = _leaves_at(self.template, value)
         try:
             nest.assert_same_structure(self.template, value)
         except (ValueError, TypeError) as e:

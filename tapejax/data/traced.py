@@ -105,7 +105,10 @@ class TracedFunction:
         args = (element,) if not (self.unpack and isinstance(element, tuple)) else element
         if self.extra:
             args = (self.extra.tensors(leaves[:n]), *args)
-        return self._converted(*args)
+        result = self._converted(*args)
+        # A returned list is a tuple of components, as in TF (it is more often py_function's list of outputs
+        # than one tensor to stack), though a list given as data is one tensor.
+        return tuple(result) if isinstance(result, list) else result
 
     def _pure(self, holder: list, leaves: tuple, counter: Any) -> tuple:
         trace = _Trace([], (), counter, first=False)

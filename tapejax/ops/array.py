@@ -423,6 +423,8 @@ def _check_dims(dims: tuple, op_type: str) -> None:
 
 
 def zeros(shape, dtype=dtypes.float32, name=None, layout=None) -> Tensor:
+    if dtypes.as_dtype(dtype) == dtypes.string:  # TF's zero string is b"", a host value (string_values.py)
+        return EagerTensor(np.full(_shape(shape, "Fill", "shape"), b"", dtype=object))
     return EagerTensor(jnp.zeros(_shape(shape, "Fill", "shape"), _np_dtype(dtype)))
 
 
@@ -432,6 +434,8 @@ def ones(shape, dtype=dtypes.float32, name=None, layout=None) -> Tensor:
 
 def zeros_like(input, dtype=None, name=None, layout=None) -> Tensor:
     array = to_array(input)
+    if (is_host(array) and dtype is None) or (dtype is not None and dtypes.as_dtype(dtype) == dtypes.string):
+        return zeros(array.shape, dtypes.string)
     return EagerTensor(jnp.zeros(array.shape, array.dtype if dtype is None else _np_dtype(dtype)))
 
 

@@ -53,6 +53,9 @@ PROGRAMS = (
     # g1^2 + g2^2), where tapejax's dense gradient gives (g1 + g2)^2. The forward pass and gradients match.
     Program("text_classification_with_transformer",
             blocked_by="Adam's second moment of an Embedding's IndexedSlices gradient (per-occurrence squares)"),
+    Program("data_guide_windows"),
+    # It prints only wall times (its standard output: `benchmark`'s lines; tf.print writes to standard error).
+    Program("data_performance", mask=r"Execution time: [0-9.e-]+"),
 )
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")

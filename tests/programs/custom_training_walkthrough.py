@@ -7,13 +7,10 @@ Rewritten after the tutorial, not copied: the same model, loss, gradient functio
 printed lines, in the tutorial's order.
 
 Changes:
-- The penguins dataset (`tfds.load("penguins/processed")`, a download) is replaced by seeded numpy data of the
-  same form: 4 features scaled to [0, 1], labels 0-2 as int64, 160 training and 68 test examples (the
-  tutorial: 272 and 68). Printing the tfds previews (`tfds.as_dataframe`, `info.features`) and the
+- The penguins dataset (`tfds.load("penguins/processed")`, a download) is replaced by `tf.data` datasets of seeded
+  numpy data of the same form (`Dataset.from_tensor_slices`): 4 features scaled to [0, 1], labels 0-2 as int64,
+  160 training and 68 test examples (the tutorial: 272 and 68). Printing the tfds previews (`tfds.as_dataframe`, `info.features`) and the
   matplotlib plots are left out.
-- tf.data is the sole obstacle in the input pipeline (issue 19): `ds_train.batch(32)` and `ds_test.batch(10)`
-  are replaced by `numpy_batches`, which yields the same batches in order; the first batch is taken with
-  `next(iter(...))` as in the tutorial.
 - `num_epochs` is 51 (the tutorial: 201), so the loop prints epochs 0 and 50.
 - The model's weights are set from a seeded numpy generator (Glorot uniform kernels, zero biases), so both
   engines start from the same weights.
@@ -36,18 +33,14 @@ def make_penguins(rng, n):
     return features.astype(np.float32), labels.astype(np.int64)
 
 
-def numpy_batches(features, labels, batch_size):
-    return [(features[i:i + batch_size], labels[i:i + batch_size]) for i in range(0, len(labels), batch_size)]
-
-
 rng = np.random.default_rng(0)
 class_names = ['Adélie', 'Chinstrap', 'Gentoo']
-ds_test = make_penguins(rng, 68)
-ds_train = make_penguins(rng, 160)
+ds_test = tf.data.Dataset.from_tensor_slices(make_penguins(rng, 68))
+ds_train = tf.data.Dataset.from_tensor_slices(make_penguins(rng, 160))
+assert isinstance(ds_test, tf.data.Dataset)
 
-ds_train_batch = numpy_batches(*ds_train, 32)
+ds_train_batch = ds_train.batch(32)
 features, labels = next(iter(ds_train_batch))
-features, labels = tf.constant(features), tf.constant(labels)
 print(features)
 print(labels)
 
@@ -118,7 +111,7 @@ for epoch in range(num_epochs):
                                                                     epoch_accuracy.result()))
 
 test_accuracy = tf.keras.metrics.Accuracy()
-ds_test_batch = numpy_batches(*ds_test, 10)
+ds_test_batch = ds_test.batch(10)
 for (x, y) in ds_test_batch:
     logits = model(x, training=False)
     prediction = tf.math.argmax(logits, axis=1, output_type=tf.int64)
