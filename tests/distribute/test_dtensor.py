@@ -23,7 +23,8 @@ def out():
 def _shards(x, row_parts, col_parts):
     """Each device's shard of `x` on the 4x2 mesh, devices in row-major mesh order (batch, then model)."""
     rows = np.split(x, row_parts, axis=0)
-    return [np.split(rows[i // 2 if row_parts > 1 else 0], col_parts, axis=1)[i % 2 if col_parts > 1 else 0].tolist() for i in range(8)]
+    places = [(i // 2 if row_parts > 1 else 0, i % 2 if col_parts > 1 else 0) for i in range(8)]
+    return [np.split(rows[r], col_parts, axis=1)[c].tolist() for r, c in places]
 
 
 def test_layouts_fetched_are_the_layouts_set(out):

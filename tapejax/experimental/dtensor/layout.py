@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
