@@ -1,5 +1,7 @@
-"""tf.experimental: `tf.experimental.numpy` (NumPy's API on tapejax tensors)."""
+"""tf.experimental: `tf.experimental.numpy` (NumPy's API on tapejax tensors) and `tf.experimental.dtensor`
+(meshes and layouts on JAX's sharding)."""
 
+from tapejax.experimental import dtensor as dtensor
 from tapejax.experimental import numpy as numpy
 
 from tapejax._src.errors import missing_symbols as _missing_symbols  # noqa: E402
