@@ -6,7 +6,8 @@ Two figures per program and engine, best of N runs (engines and programs interle
 both alike):
 
 - **end to end**: process start to exit of `python -m tapejax PROGRAM.py` and of `python PROGRAM.py` (real
-  TensorFlow), import included, exactly as a user runs it; the parent times the subprocess.
+  TensorFlow), import included, exactly as a user runs it; the parent times the subprocess. Bytecode is cached
+  (PYTHONDONTWRITEBYTECODE is dropped for the runs), as for an installed package.
 - **first step**: process start to the moment the program's first gradient is back in Python, its values
   computed. Measured in separate runs of the same program under a small driver (`--child`, below) that imports
   the engine, notes the time, and wraps two public entry points of the engine before running the program
@@ -114,9 +115,12 @@ def _hook(lib) -> None:
 
 
 def _env() -> dict[str, str]:
-    # tapejax from this checkout, as tests/programs/test_programs.py runs it
-    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
-            "TF_CPP_MIN_LOG_LEVEL": os.environ.get("TF_CPP_MIN_LOG_LEVEL", "2")}
+    """tapejax from this checkout, as tests/programs/test_programs.py runs it; its bytecode cached, as an installed
+    package's is (PYTHONDONTWRITEBYTECODE would compile tapejax's sources in every process, and TF's never)."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
+           "TF_CPP_MIN_LOG_LEVEL": os.environ.get("TF_CPP_MIN_LOG_LEVEL", "2")}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
 
 
 def _command(engine: str, path: pathlib.Path, hooked: bool) -> list[str]:
@@ -149,6 +153,9 @@ def measure(names: list[str] | None, runs: int, engines: list[str]) -> dict[str,
     from corpus import EXPECTED, PROGRAMS, same_output  # noqa: PLC0415
 
     programs = [p for p in PROGRAMS if not names or p.name in names]
+    for engine in engines:  # writes the bytecode caches before the first timed run
+        subprocess.run([sys.executable, "-c", f"import {'tapejax' if engine == 'tapejax' else 'tensorflow'}"],
+                       capture_output=True, env=_env(), timeout=TIMEOUT_S)
     best: dict[str, dict[str, dict[str, float]]] = {p.name: {e: {} for e in engines} for p in programs}
     notes: dict[str, str] = {}
     for run in range(runs):

@@ -336,7 +336,7 @@ class Function:
         return concrete.structure(results)
 
 
-_NO_CALLS = jax.numpy.asarray(0, np.uint32)
+_NO_CALLS = jax.device_put(np.asarray(0, np.uint32))  # device_put: no compile at import
 _SEED_EPOCH = [0]  # bumped by tf.random.set_seed
 
 
