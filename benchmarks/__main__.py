@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import pathlib
 import platform
+import re
 import sys
 
 import jax
@@ -37,6 +38,11 @@ def _versions() -> str:
 def _check(ratio: float, op: str, bound: float) -> str:
     met = ratio <= bound if op == "<=" else ratio >= bound
     return "met" if met else "NOT met"
+
+
+def _sections(text: str) -> list[str]:
+    """The sections other scripts keep in results.md (benchmarks/programs.py's), between their markers: kept."""
+    return re.findall(r"^<!-- [\w.]+: begin -->$.*?^<!-- [\w.]+: end -->$", text, re.M | re.S)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -74,7 +80,9 @@ def main(argv: list[str] | None = None) -> int:
     text = "\n".join([f"Measured with {_versions()}.", "", *lines, "", "Targets:", *target_lines, "", *tables])
     print(text)
     if not args.quick:
-        pathlib.Path(args.output).write_text(text)
+        output = pathlib.Path(args.output)
+        kept = _sections(output.read_text()) if output.exists() else []
+        output.write_text("\n\n".join([text.rstrip("\n"), *kept]) + "\n")
         for path in plots.write(measured, pathlib.Path(args.output).with_name("plots")):
             print(f"wrote {path}")
     return 0

@@ -11,6 +11,7 @@ call raises (as InvalidArgumentError) before writing anything back.
 from __future__ import annotations
 
 import contextlib
+import time
 import weakref
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
@@ -226,7 +227,9 @@ class ConcreteFunction:
         if not self.symbolic:
             traced, self._pending = self._pending, None
             self._jaxpr = (traced.jaxpr.jaxpr, traced.jaxpr.consts, traced.out_tree)
+            started = time.perf_counter()
             self._compiled = traced.lower().compile()
+            self.function._detector.compiled(time.perf_counter() - started)
         else:
             self._by_size = caches.Recent("sizes of a relaxed trace", _MAX_SIZES)
         self._refs = tuple(weakref.ref(v) for v in self.variables)
@@ -258,7 +261,9 @@ class ConcreteFunction:
         sizes = tuple(v.shape for v in tensor_vals)
         compiled = self._by_size.get(sizes)
         if compiled is None:  # a fresh jit per size: JAX's caches for it die with the executable
+            started = time.perf_counter()
             compiled = jax.jit(self._exported.call).trace(tensor_vals, var_vals, calls).lower().compile()
+            self.function._detector.compiled(time.perf_counter() - started)
             self._by_size[sizes] = compiled
         return compiled
 

@@ -28,7 +28,7 @@ import jax
 from . import caches, checking, dtypes, errors
 from .tensor import EagerTensor, Tensor, TensorShape, new_tid
 
-_ARRAY = type(jax.numpy.zeros(()))  # a concrete jax.Array
+_ARRAY = type(jax.device_put(0.0))  # a concrete jax.Array (device_put: no compile at import, as jnp.zeros needs)
 _SLOT = Tensor.__dict__["_value"]  # the slot itself: a DeferredTensor keeps its Pending there
 raw = _SLOT.__get__  # a tensor's array, or its Pending if deferred: read without computing anything
 

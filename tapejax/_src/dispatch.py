@@ -22,7 +22,7 @@ from .variable import Variable
 if TYPE_CHECKING:
     from .registry import OpDef
 
-_ARRAY = type(jax.numpy.zeros(()))  # a concrete jax.Array (not a tracer)
+_ARRAY = type(jax.device_put(0.0))  # a concrete jax.Array (not a tracer; device_put: no compile at import)
 _DIFFERENTIABLE_KINDS = frozenset("fcV")  # float, complex, bfloat16: the dtypes gradients flow through
 _raw = deferred.raw  # a tensor's array, or its Pending: read without computing a deferred value
 

@@ -213,6 +213,12 @@ class Lowered:
     def is_compiled(self, kind: Any) -> bool:
         return bool(self._compiled.get(kind))
 
+    def summary(self) -> dict[str, Any]:
+        """This structure's size, its op-by-op runs and its executables (tf.debugging.compile_stats)."""
+        return {"steps": len(self.program.steps), "eager_runs": sum(self._runs.values()),
+                "executables": sum(len(e) for e in self._compiled.values() if e),
+                "kinds": sorted(str(kind[0]) for kind in self._compiled)}
+
 
 class Cache:
     """A bounded LRU map from trace structure (program + input avals) to its Lowered function.
@@ -249,6 +255,11 @@ class Cache:
         with self._lock:
             self._items.clear()
             self.stats.clear()
+
+    def summaries(self) -> list[dict[str, Any]]:
+        with self._lock:
+            items = list(self._items.values())
+        return [lowered.summary() for lowered in items]
 
     def __len__(self) -> int:
         return len(self._items)

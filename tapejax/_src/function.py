@@ -18,6 +18,7 @@ import io
 import inspect
 import sys
 import threading
+import time
 import types
 import weakref
 from collections.abc import Callable
@@ -27,7 +28,7 @@ import jax
 import numpy as np
 
 from .context import CONTEXT
-from . import autograph, caches, dispatch, dtypes, logs, retracing
+from . import autograph, caches, dispatch, dtypes, logs, retrace_causes, retracing
 from .concrete_function import ConcreteFunction
 from .module import Module
 from .static_values import PartiallyKnownShape
@@ -114,6 +115,7 @@ class Function:
         self._created: list[Variable] = []  # created by its first trace: this function owns them, as TF's does
         self._traced_once = False
         self._tracing_count = 0
+        self._traces_made = 0  # traces kept, a signature traced again after it was dropped included
         # the keys whose trace is counted, whether traced here or inlined in another (key -> True)
         self._counted = caches.Recent("counted traces", 16 * MAX_TRACES)
         self._lock = threading.RLock()  # one trace at a time: concurrent first calls trace once, as in TF
@@ -205,17 +207,20 @@ class Function:
         thread traced it meanwhile or (reduce_retracing) a relaxed trace accepts it. A call that traced counts
         towards TF's warning about frequent retracing."""
         with self._lock:
-            count = self._tracing_count
+            count, made = self._tracing_count, self._traces_made
             concrete = self._concrete.get(template.key)
             variables = None if concrete is None else concrete.live_variables()
             if variables is None:
                 concrete = self._trace_call(template, tensors)
                 variables = concrete.live_variables()
-            traced = self._tracing_count != count
+            traced = self._tracing_count != count  # as TF counts: not a trace of a signature traced before
+            # every trace made, for tf.debugging.explain_retrace and compile_stats
+            cause = self._detector.traced(retrace_causes.record(self, template)) if self._traces_made != made else None
         if note:
             if traced:
                 # TF names a method's function unbound (`<function M.__call__ at ...>`)
-                self._detector.called_with_tracing(getattr(self._python_function, "__func__", self._python_function))
+                self._detector.called_with_tracing(getattr(self._python_function, "__func__", self._python_function),
+                                                   cause)
             else:
                 self._detector.called_without_tracing()
         return concrete, variables
@@ -261,8 +266,10 @@ class Function:
             try:
                 # A symbolic trace may be abandoned for one per size (below): what the step prints while it
                 # traces ("Tracing") is shown once, by the trace that is kept.
+                started = time.perf_counter()
                 with contextlib.redirect_stdout(printed) if symbolic is not None else contextlib.nullcontext():
                     concrete.trace(tensor_vals, tuple(v._value for v in variables), _NO_CALLS, symbolic)
+                self._detector.trace_s += time.perf_counter() - started
                 sys.stdout.write(printed.getvalue())
             except Exception as e:
                 if symbolic is None or isinstance(e, PartiallyKnownShape):
@@ -284,6 +291,7 @@ class Function:
             self._created.extend(concrete.created)
             if not concrete.discovered:
                 concrete.finish()
+                self._traces_made += 1
                 self._store(key, concrete)
                 if count_key in self._counted:  # counted already (inlined in another trace, another size, or
                     self._tracing_count = count  # traced before and forgotten: TF keeps every trace)
@@ -328,7 +336,7 @@ class Function:
         return concrete.structure(results)
 
 
-_NO_CALLS = jax.numpy.asarray(0, np.uint32)
+_NO_CALLS = jax.device_put(np.asarray(0, np.uint32))  # device_put: no compile at import
 _SEED_EPOCH = [0]  # bumped by tf.random.set_seed
 
 

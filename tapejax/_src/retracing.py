@@ -12,17 +12,20 @@ that differs becomes None, a rank that differs an unknown shape. So a second dis
 
 from __future__ import annotations
 
+import collections
 import threading
 import weakref
 from typing import Any
 
 import jax
 
-from . import logs
+from . import logs, retrace_causes
 
 _MAX_CALL_HISTORY = 10
 _THRESHOLD = 5
 _MAX_WARNINGS = 2
+_HISTORY = 8  # trace records kept per Python function, to explain a retrace against (retrace_causes.py)
+_VERBOSE = {"on": False}  # tf.debugging.enable_retrace_warnings: log every retrace with its cause
 
 _RETRACING_MESSAGE = (
     "{} out of the last {} calls to {} triggered tf.function retracing. Tracing is expensive and the excessive "
@@ -34,38 +37,69 @@ _RETRACING_MESSAGE = (
 
 
 class Detector:
-    """The recent calls of one Python function: how many calls each of its last traces served."""
+    """The recent calls of one Python function: how many calls each of its last traces served; and, for
+    tf.debugging.compile_stats and explain_retrace, its totals and its last traces' records."""
 
-    __slots__ = ("calls_per_trace", "calls", "warnings", "storm_traces", "__weakref__")
+    __slots__ = ("calls_per_trace", "calls", "warnings", "storm_traces", "name", "total_calls", "traces",
+                 "compiles", "trace_s", "compile_s", "history", "last_cause", "__weakref__")
 
-    def __init__(self):
+    def __init__(self, name: str = "function"):
         self.calls_per_trace: list[int] = []
         self.calls = 0
         self.warnings = 0
         self.storm_traces = 0  # traces made while retracing frequently
+        self.name = name
+        self.total_calls = 0
+        self.traces = 0  # calls that traced (and get_concrete_function traces)
+        self.compiles = 0  # XLA compiles of its traces (one per trace; per size for a symbolic one)
+        self.trace_s = 0.0
+        self.compile_s = 0.0
+        self.history: collections.deque = collections.deque(maxlen=_HISTORY)
+        self.last_cause: str | None = None  # why the latest retrace traced (None: traced once at most)
+
+    def traced(self, record: retrace_causes.Record) -> str:
+        """Notes a trace; returns why it traced (against the earlier traces of this Python function)."""
+        with _LOCK:
+            cause = retrace_causes.explain(list(self.history), record)
+            if self.history:
+                self.last_cause = cause
+            self.history.append(record)
+            self.traces += 1
+        return cause
+
+    def compiled(self, seconds: float) -> None:
+        self.compiles += 1
+        self.compile_s += seconds
 
     def called_without_tracing(self) -> None:
-        # the hot path of every call: two increments, no lock (a lost update only blurs a heuristic)
+        # the hot path of every call: three increments, no lock (a lost update only blurs a heuristic)
         if not self.calls_per_trace:
             self.calls_per_trace.append(0)
         self.calls_per_trace[-1] += 1
         self.calls += 1
+        self.total_calls += 1
 
-    def called_with_tracing(self, function: Any) -> None:
+    def called_with_tracing(self, function: Any, cause: str | None = None) -> None:
+        """A call that traced; `cause` (Detector.traced's) is added to TF's warning, and logged on every retrace
+        with tf.debugging.enable_retrace_warnings."""
         with _LOCK:
+            self.total_calls += 1
             self.calls += 1
             self.calls_per_trace.append(1)
             while self.calls_per_trace and self.calls - self.calls_per_trace[0] > _MAX_CALL_HISTORY:
                 self.calls -= self.calls_per_trace.pop(0)
-            if len(self.calls_per_trace) < _THRESHOLD:
-                return
-            self.storm_traces += 1
-            clear = self.storm_traces % CLEAR_EVERY == 0
-            warn = self.warnings < _MAX_WARNINGS
-            self.warnings += warn
             traces, calls = len(self.calls_per_trace), self.calls
+            clear = warn = False
+            if traces >= _THRESHOLD:
+                self.storm_traces += 1
+                clear = self.storm_traces % CLEAR_EVERY == 0
+                warn = self.warnings < _MAX_WARNINGS
+                self.warnings += warn
+        why = f" tapejax: the latest retrace was caused by: {cause}." if cause and self.traces > 1 else ""
         if warn:
-            logs.warning(_RETRACING_MESSAGE.format(traces, calls, function))
+            logs.warning(_RETRACING_MESSAGE.format(traces, calls, function) + why)
+        elif _VERBOSE["on"] and why:
+            logs.warning(f"tapejax: {function} traced again ({self.traces} traces).{why}")
         if clear:
             jax.clear_caches()
 
@@ -93,10 +127,27 @@ def detector(python_function: Any) -> Detector:
         try:
             found = _DETECTORS.get(key)
         except TypeError:  # not weakly referable: a detector of its own
-            return Detector()
+            return Detector(_name(python_function))
         if found is None:
-            found = _DETECTORS[key] = Detector()
+            found = _DETECTORS[key] = Detector(_name(python_function))
         return found
+
+
+def _name(python_function: Any) -> str:
+    target = getattr(python_function, "__func__", python_function)
+    code = getattr(target, "__code__", None)
+    name = getattr(target, "__qualname__", getattr(target, "__name__", type(target).__name__))
+    return f"{name} ({code.co_filename}:{code.co_firstlineno})" if code is not None else name
+
+
+def detectors() -> list[Detector]:
+    """The detectors of the Python functions alive that tf.function wrapped (compile_stats.py)."""
+    with _LOCK:
+        return list(_DETECTORS.values())
+
+
+def enable_retrace_warnings(enabled: bool = True) -> None:
+    _VERBOSE["on"] = bool(enabled)
 
 
 # -- relaxed signatures (reduce_retracing) ---------------------------------------------------------------------
