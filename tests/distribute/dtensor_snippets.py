@@ -4,7 +4,6 @@ tests/distribute/test_dtensor.py and tests/compat/test_dtensor_vs_tf.py."""
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 
@@ -12,6 +11,9 @@ import numpy as np
 
 os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+from tests.distribute._programs import library  # noqa: E402
+from tests.distribute._programs import outcomes as run_outcomes  # noqa: E402
 
 
 def snippets(tf):
@@ -155,24 +157,8 @@ def _train_plain(tf, x, y, steps):
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--lib", default="tapejax")
-    args = parser.parse_args()
-    if args.lib == "tensorflow":
-        import tensorflow as tf
-
-        cpu = tf.config.list_physical_devices("CPU")[0]
-        tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 8)
-    else:
-        import tapejax as tf
-    out = {}
-    for name, fn in snippets(tf):
-        try:
-            out[name] = {"value": fn()}
-        except Exception as e:  # noqa: BLE001 - the exception's type is the result
-            out[name] = {"error": [c.__name__ for c in type(e).__mro__], "message": str(e)[:300]}
-    print(json.dumps(out))
-
+    tf = library(8)
+    print(json.dumps(run_outcomes(snippets(tf), message=True)))
 
 if __name__ == "__main__":
     main()

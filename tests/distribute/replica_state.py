@@ -5,12 +5,13 @@ replicas: BatchNormalization's statistics (per replica, or the global batch's wi
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 
 os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=4")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+from tests.distribute._programs import library  # noqa: E402
 
 import numpy as np  # noqa: E402
 
@@ -58,18 +59,7 @@ def outcomes(tf) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--lib", default="tapejax")
-    args = parser.parse_args()
-    if args.lib == "tensorflow":
-        import tensorflow as tf
-
-        cpu = tf.config.list_physical_devices("CPU")[0]
-        tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 4)
-    else:
-        import tapejax as tf
-    print(json.dumps(outcomes(tf)))
-
+    print(json.dumps(outcomes(library(4))))
 
 if __name__ == "__main__":
     main()

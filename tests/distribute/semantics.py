@@ -3,12 +3,13 @@ each snippet's values or exception type, for the tests to compare (TF gets 4 log
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 
 os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=4")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+from tests.distribute._programs import library, outcomes  # noqa: E402
 
 
 def snippets(tf):
@@ -43,7 +44,7 @@ def snippets(tf):
 
         losses = [steps_fn(lambda x: s.reduce("SUM", s.run(step, args=(x,)), axis=None), first(8, 8))
                   for _ in range(3)]
-        return [float(l) for l in losses], v.numpy().tolist(), float(m.result()), int(opt.iterations.numpy())
+        return [float(loss) for loss in losses], v.numpy().tolist(), float(m.result()), int(opt.iterations.numpy())
 
     yield "split_even", lambda: batches(8, 8)
     yield "split_partial", lambda: batches(10, 8)
@@ -113,25 +114,8 @@ def snippets(tf):
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--lib", default="tapejax")
-    args = parser.parse_args()
-    if args.lib == "tensorflow":
-        import tensorflow as tf
-
-        cpu = tf.config.list_physical_devices("CPU")[0]
-        tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 4)
-    else:
-        import tapejax as tf
-    out = {}
-    for name, fn in snippets(tf):
-        try:
-            value = fn()
-            out[name] = {"value": value}
-        except Exception as e:  # noqa: BLE001 - the exception's type is the result
-            out[name] = {"error": [c.__name__ for c in type(e).__mro__]}
-    print(json.dumps(out))
-
+    tf = library(4)
+    print(json.dumps(outcomes(snippets(tf))))
 
 if __name__ == "__main__":
     main()
