@@ -192,10 +192,13 @@ def _convert(fn: types.FunctionType) -> Callable:
     free = fn.__code__.co_freevars
     made = namespace["__tapejax_autograph_factory"](_AG, *[None] * len(free))
     # The converted function shares the original's closure cells, so it sees a name the enclosing scope rebinds
-    # later (a closure over a loop's variable), as the original does; `ag__` gets a cell of its own.
-    cells = {name: cell for name, cell in zip(free, fn.__closure__ or ())}
-    closure = tuple(cells[n] if n in cells else types.CellType(_AG) for n in made.__code__.co_freevars)
-    converted = types.FunctionType(made.__code__, made.__globals__, made.__name__, None, closure)
+    # later (a closure over a loop's variable), as the original does.
+    cells = dict(zip(free, fn.__closure__ or ()))
+    own = dict(zip(made.__code__.co_freevars, made.__closure__ or ()))  # `ag__`, and the function's own name
+    converted = types.FunctionType(made.__code__, made.__globals__, made.__name__, None,
+                                   tuple(cells.get(n, own[n]) for n in made.__code__.co_freevars))
+    if made.__name__ in own and made.__name__ not in cells:  # a recursive call is a call of the converted one
+        own[made.__name__].cell_contents = converted
     converted.__defaults__, converted.__kwdefaults__ = fn.__defaults__, fn.__kwdefaults__
     converted.__tapejax_converted__ = True
     return functools.update_wrapper(converted, fn, updated=())

@@ -1129,3 +1129,15 @@ def test_a_closure_rebound_in_a_loop_is_converted_with_its_new_value():
         return results
 
     assert make_all() == [2.0, 3.0]
+
+
+def _depth(value):
+    # recursive, at module level, through a comprehension: its converted form calls itself
+    if isinstance(value, list):
+        return 1 + max([_depth(v) for v in value] or [0])
+    return tf.constant(0) if value is None else tf.cast(tf.shape(value)[0] * 0, tf.int32)
+
+
+def test_a_recursive_module_function_calls_its_converted_self():
+    f = tf.function(lambda x: _depth([[x], [x, [x]]]))
+    assert int(f(tf.ones([2]))) == 3
