@@ -1,7 +1,7 @@
 """`python -m tapejax`: a tour of the TensorFlow autodiff guides' examples, run on tapejax.
 
 Each example is the guide's code, unchanged but for `import tapejax as tf`; the tour prints it and what it
-prints. It ends with a side-by-side timing against pure JAX.
+prints. It ends with a side-by-side timing against TensorFlow (where it is installed) and pure JAX.
 """
 
 from __future__ import annotations
@@ -147,23 +147,67 @@ def run_example(source: str, tf_module: object) -> str:
     return out.getvalue()
 
 
-def _timing() -> str:
-    """A 10-op chain and its gradient, in a loop: tapejax's eager tape against jax.jit(jax.grad(...))."""
-    import jax
-    import jax.numpy as jnp
-    import numpy as np
-
-    import tapejax as tf
-
-    w = tf.Variable(np.linspace(-1.0, 1.0, 64, dtype=np.float32))
-
-    def tape_step():
+def _chain_step(tf, w):
+    """The timed workload: a 10-op chain and its gradient, under the module `tf` (tapejax or TensorFlow)."""
+    def step():
         with tf.GradientTape() as tape:
             h = w
             for _ in range(5):
                 h = tf.tanh(h) * 1.5
             loss = tf.reduce_sum(h)
         return tape.gradient(loss, w)
+    return step
+
+
+def _per_call_us(fn, n=200):
+    import numpy as np
+
+    for _ in range(3):  # the first call runs eagerly, the second compiles the repeated structure
+        np.asarray(fn())
+    start = time.perf_counter()
+    for _ in range(n):
+        out = fn()
+    np.asarray(out)  # waits for the value
+    return (time.perf_counter() - start) / n * 1e6
+
+
+def _tensorflow():
+    """Real TensorFlow to compare with, or None where it is not installed or does not import."""
+    import importlib.util
+    import os
+
+    if importlib.util.find_spec("tensorflow") is None:
+        return None
+    # TF's C++ start-up lines go to fd 2 whatever TF_CPP_MIN_LOG_LEVEL says: keep them off the tour.
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "w") as devnull:
+            os.dup2(devnull.fileno(), 2)
+            import tensorflow
+    except Exception:  # noqa: BLE001 - a broken TF install only drops the comparison
+        return None
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+    return tensorflow
+
+
+def _timing() -> list[str]:
+    """The chain's time per call, eagerly and in `tf.function`: tapejax, TensorFlow (if installed), pure JAX."""
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    import tapejax as tf
+
+    start = np.linspace(-1.0, 1.0, 64, dtype=np.float32)
+    ours = _chain_step(tf, tf.Variable(start))
+    rows = {"eager": {"tapejax": _per_call_us(ours)}, "tf.function": {"tapejax": _per_call_us(tf.function(ours))}}
+    real_tf = _tensorflow()
+    if real_tf is not None:
+        theirs = _chain_step(real_tf, real_tf.Variable(start))
+        rows["eager"]["TensorFlow"] = _per_call_us(theirs)
+        rows["tf.function"]["TensorFlow"] = _per_call_us(real_tf.function(theirs))
 
     def jax_loss(h):
         for _ in range(5):
@@ -171,22 +215,21 @@ def _timing() -> str:
         return jnp.sum(h)
 
     jax_step = jax.jit(jax.grad(jax_loss))
-    w0 = jnp.asarray(w.numpy())
+    w0 = jnp.asarray(start)
+    jax_us = _per_call_us(lambda: jax_step(w0))
 
-    def per_call(fn, block, n=200):
-        for _ in range(3):  # the first call runs eagerly, the second compiles the repeated structure
-            block(fn())
-        start = time.perf_counter()
-        for _ in range(n):
-            out = fn()
-        block(out)
-        return (time.perf_counter() - start) / n * 1e6
-
-    tape_us = per_call(tape_step, lambda g: g.numpy())
-    jax_us = per_call(lambda: jax_step(w0), lambda g: g.block_until_ready())
-    return (f"10-op chain + gradient, per call: tapejax eager tape {tape_us:.0f} us, "
-            f"jax.jit(jax.grad) {jax_us:.0f} us (pure JAX compiles the whole step; tapejax records each op, "
-            "deferred, then runs the forward pass and the gradient as one cached executable)")
+    lines = ["10-op chain + gradient, per call (lower is better):"]
+    for mode, times in rows.items():
+        line = f"  {mode:<12} tapejax {times['tapejax']:7.0f} us"
+        if "TensorFlow" in times:
+            ratio = times["TensorFlow"] / times["tapejax"]
+            verdict = f"{ratio:.1f}x faster" if ratio >= 1 else f"{1 / ratio:.1f}x slower"
+            line += f"   TensorFlow {times['TensorFlow']:7.0f} us   ({verdict})"
+        lines.append(line)
+    lines.append(f"  {'pure JAX':<12} jax.jit(jax.grad) {jax_us:.0f} us (the step written in JAX and compiled whole)")
+    if real_tf is None:
+        lines.append("  (TensorFlow is not installed: `pip install tensorflow-cpu` adds it to this comparison)")
+    return lines
 
 
 def main() -> int:
@@ -202,5 +245,5 @@ def main() -> int:
         print(textwrap.indent(run_example(source, tf).rstrip(), "  > "))
         print()
     print("== Timing")
-    print(_timing())
+    print("\n".join(_timing()))
     return 0

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib.util
+import re
 import subprocess
 import sys
 
@@ -25,3 +27,12 @@ def test_the_tour_prints_the_guides_values():
         "10-op chain + gradient, per call",
     ]:
         assert expected in out, f"the tour did not print {expected!r}:\n{out}"
+    # The timing compares with real TensorFlow where it is installed, eagerly and in tf.function.
+    for mode in ("eager", "tf.function"):
+        line = next(line for line in out.splitlines() if line.strip().startswith(mode))
+        if importlib.util.find_spec("tensorflow") is not None:
+            assert re.search(r"tapejax +\d+ us +TensorFlow +\d+ us +\([\d.]+x (faster|slower)\)", line), line
+        else:
+            assert "TensorFlow" not in line, line
+    assert "pure JAX" in out
+    assert "I0000" not in done.stderr, "TensorFlow's start-up log reached the tour's stderr"
