@@ -280,6 +280,12 @@ def test_variables_of_a_keras_model_matches_its_to_jax_function():
     assert state.keys() == tf.variables_of(model).keys()
     _, out = jax.jit(pure)(state, x)
     _close(out, model(x).numpy())
+    # exported with a symbolic batch size, called with another
+    batch, = jax.export.symbolic_shape("batch")
+    specs = jax.tree_util.tree_map(lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype), state)
+    exported = jax.export.export(jax.jit(pure))(specs, jax.ShapeDtypeStruct((batch, 3), np.float32))
+    x5 = np.arange(15, dtype=np.float32).reshape(5, 3)
+    _close(exported.call(state, x5)[1], model(x5).numpy())
 
 
 # -- errors -------------------------------------------------------------------------------------------------
