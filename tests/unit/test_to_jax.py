@@ -348,3 +348,44 @@ def test_purity_under_every_transformation():
     meta = jax.jit(jax.grad(lambda s: jnp.sum(pure(s, x, y)[0]["w2"])))(state)
     _close(_values([w1, b1, w2]), before, rtol=0, atol=0)
     assert np.any(np.asarray(meta["w1"]))
+
+
+def test_the_jitted_step_compiles_to_the_work_of_the_same_step_written_in_jax():
+    """The benchmark's claim (benchmarks/interop.py), without timing: jax.jit(to_jax(step)) of an Adam step is the
+    XLA program of the step written in JAX with optax, to XLA's count of flops and bytes."""
+    optax = pytest.importorskip("optax")
+    rng = np.random.default_rng(10)
+    params = [rng.normal(size=(8, 16)).astype(np.float32), np.zeros(16, np.float32),
+              rng.normal(size=(16, 4)).astype(np.float32), np.zeros(4, np.float32)]
+    x, onehot = rng.normal(size=(32, 8)).astype(np.float32), np.eye(4, dtype=np.float32)[rng.integers(0, 4, 32)]
+
+    def loss_of(lib, p, x, onehot):
+        relu, log_softmax, total = ((jax.nn.relu, jax.nn.log_softmax, jnp.sum) if lib is jnp
+                                    else (tf.nn.relu, tf.nn.log_softmax, tf.reduce_sum))
+        return -total(onehot * log_softmax(relu(x @ p[0] + p[1]) @ p[2] + p[3])) / 32
+
+    variables = [tf.Variable(p) for p in params]
+    opt = tf.keras.optimizers.Adam(1e-3)
+
+    def step(x, onehot):
+        with tf.GradientTape() as tape:
+            loss = loss_of(tf, variables, x, onehot)
+        opt.apply_gradients(zip(tape.gradient(loss, variables), variables))
+        return loss
+
+    pure = tf.to_jax(step)
+    state = tf.variables_of(pure, x, onehot)
+    adam = optax.adam(1e-3, eps=1e-7)
+
+    def jax_step(p, s, x, onehot):
+        loss, grads = jax.value_and_grad(lambda p: loss_of(jnp, p, x, onehot))(p)
+        updates, s = adam.update(grads, s, p)
+        return optax.apply_updates(p, updates), s, loss
+
+    costs = []
+    for compiled in (jax.jit(pure).lower(state, x, onehot).compile(),
+                     jax.jit(jax_step).lower(params, adam.init(params), x, onehot).compile()):
+        cost = compiled.cost_analysis()
+        cost = cost[0] if isinstance(cost, list) else cost
+        costs.append((cost["flops"], cost["bytes accessed"]))
+    np.testing.assert_allclose(costs[0], costs[1], rtol=0.01)
