@@ -19,11 +19,12 @@ from benchmarks import plots
 from benchmarks.costs import WORKLOADS as COST_WORKLOADS
 from benchmarks.costs import TABLES
 from benchmarks.harness import time_interleaved
+from benchmarks.interop import WORKLOADS as INTEROP_WORKLOADS
 from benchmarks.second_order import WORKLOADS as SECOND_ORDER_WORKLOADS
 from benchmarks.workloads import WORKLOADS as FIRST_ORDER_WORKLOADS
 from benchmarks.workloads import tensorflow, torch
 
-WORKLOADS = {**FIRST_ORDER_WORKLOADS, **SECOND_ORDER_WORKLOADS, **COST_WORKLOADS}
+WORKLOADS = {**FIRST_ORDER_WORKLOADS, **SECOND_ORDER_WORKLOADS, **COST_WORKLOADS, **INTEROP_WORKLOADS}
 
 
 def _versions() -> str:

@@ -223,6 +223,10 @@ from tapejax.keras import losses as losses  # noqa: E402
 from tapejax.keras import metrics as metrics  # noqa: E402
 from tapejax.keras import optimizers as optimizers  # noqa: E402
 
+from tapejax.to_jax import to_jax as to_jax  # noqa: E402 (JAX interop: tapejax's own, not TF's)
+from tapejax.to_jax import variables_of as variables_of  # noqa: E402
+from tapejax.to_jax import assign_state as assign_state  # noqa: E402
+
 from tapejax._src.errors import missing_symbols as _missing_symbols  # noqa: E402
 
 __getattr__ = _missing_symbols("tf")
