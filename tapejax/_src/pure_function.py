@@ -44,7 +44,7 @@ from .variable import Variable
 
 _MAX_DISCOVERY_TRACES = 4
 _MAX_SIGNATURES = 64  # signatures whose variables are known, per function (forgotten: found again)
-_NO_CALLS = jax.device_put(np.asarray(0, np.uint32))  # the call number of a function without random ops
+_NO_CALLS = np.asarray(0, np.uint32)  # the call number of a function without random ops (numpy: import starts no backend)
 
 
 class PureFunction:
