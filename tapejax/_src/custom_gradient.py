@@ -50,7 +50,7 @@ _WRONG_VARIABLE_GRADIENT_COUNT = (
 
 
 def _flatten(nest: Any) -> tuple[list[Any], Any]:
-    return jax.tree_util.tree_flatten(nest, is_leaf=lambda x: x is None)
+    return jax.tree_util.tree_flatten(nest, is_leaf=lambda x: x is None or isinstance(x, Tensor | Variable))
 
 
 def custom_gradient(f: Callable | None = None) -> Callable:

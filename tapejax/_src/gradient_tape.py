@@ -30,7 +30,7 @@ def _flatten(nest: Any) -> tuple[_Flat, Any]:
     """tf.nest-style flattening (None is a leaf), with a fast path for the common single tensor."""
     if isinstance(nest, Tensor | Variable):
         return [nest], _LEAF
-    return jax.tree_util.tree_flatten(nest, is_leaf=lambda x: x is None)
+    return jax.tree_util.tree_flatten(nest, is_leaf=lambda x: x is None or isinstance(x, Tensor | Variable))
 
 
 class GradientTape:

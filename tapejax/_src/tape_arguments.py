@@ -59,7 +59,7 @@ def seeds(flat_targets: list[Any], output_gradients: Any) -> list[Tensor | None]
     """
     if output_gradients is None:
         return [None] * len(flat_targets)
-    leaves = (jax.tree_util.tree_leaves(output_gradients, is_leaf=lambda x: x is None or isinstance(x, Variable))
+    leaves = (jax.tree_util.tree_leaves(output_gradients, is_leaf=lambda x: x is None or isinstance(x, Tensor | Variable))
               if not isinstance(output_gradients, Tensor) else [output_gradients])
     converted: list[Tensor | None] = []
     for leaf in leaves:

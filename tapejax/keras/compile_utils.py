@@ -18,7 +18,7 @@ from tapejax.keras import metrics as metrics_module
 
 
 def _flat(structure: Any) -> list[Any]:
-    return jax.tree_util.tree_leaves(structure, is_leaf=lambda x: x is None)
+    return jax.tree_util.tree_leaves(structure, is_leaf=lambda x: x is None or isinstance(x, tf.Tensor | tf.Variable))
 
 
 def _binary_or_sparse(y_true: Any, y_pred: Any) -> tuple[bool, bool]:

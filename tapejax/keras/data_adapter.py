@@ -78,7 +78,7 @@ def train_validation_split(arrays: tuple[Any, ...], validation_split: float) -> 
                          f"{validation_split}`. Either provide more data, or a different value for the "
                          "`validation_split` argument.")
     cut = lambda part: jax.tree_util.tree_map(lambda a: None if a is None else a[part], arrays,
-                                              is_leaf=lambda v: v is None)
+                                              is_leaf=lambda v: v is None or isinstance(v, tf.Tensor | tf.Variable))
     return cut(slice(None, split_at)), cut(slice(split_at, None))
 
 
@@ -144,7 +144,7 @@ class EpochIterator:
             if self._shuffle != "batch" and not self._shuffle:
                 index = slice(start, start + self._batch_size)
             x, y, sample_weight = jax.tree_util.tree_map(lambda a: None if a is None else a[index], self._arrays,
-                                                         is_leaf=lambda v: v is None)
+                                                         is_leaf=lambda v: v is None or isinstance(v, tf.Tensor | tf.Variable))
             # as Keras yields them: x alone (`(x,)` if x is a list or tuple), (x, y) or (x, y, sample_weight)
             yield pack_x_y_sample_weight(x) if y is None and sample_weight is None else (x, y) \
                 if sample_weight is None else (x, y, sample_weight)

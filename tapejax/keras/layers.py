@@ -106,7 +106,8 @@ def _takes_training(layer: Layer) -> bool:
 
 
 def _leaves(structure: Any) -> list[Any]:
-    return jax.tree_util.tree_leaves(structure, is_leaf=lambda x: isinstance(x, KerasTensor | tf.TensorShape))
+    return jax.tree_util.tree_leaves(structure, is_leaf=lambda x: isinstance(
+        x, KerasTensor | tf.TensorShape | tf.Tensor | tf.Variable))
 
 
 def _shapes_of(structure: Any) -> Any:
@@ -212,7 +213,7 @@ class Layer(LayerNames, tf.Module):
     def __call__(self, inputs: Any, *args: Any, **kwargs: Any) -> Any:
         if any(isinstance(leaf, KerasTensor) for leaf in _leaves((inputs, args, kwargs))):
             return self._call_symbolically(inputs, args, kwargs)
-        inputs = jax.tree_util.tree_map(self._convert_input, inputs)
+        inputs = jax.tree_util.tree_map(self._convert_input, inputs, is_leaf=lambda x: isinstance(x, tf.Tensor | tf.Variable))
         inherited = _STATE.training[-1] if _STATE.training else None
         training, index = inherited, _training_index(self)
         if index is not None and 0 <= index < len(args):  # training given by position
@@ -615,15 +616,16 @@ def _probe(fn: Any, specs: Any) -> tuple[Any, list[tf.TensorShape], list[Any]]:
     for key, (layer, shape) in first_reports.items():
         if key in second_reports:
             layer._output_shape = _merge_shapes(shape, second_reports[key][1])
-    flat, treedef = jax.tree_util.tree_flatten(first)
+    value = lambda x: isinstance(x, tf.Tensor | tf.Variable)  # noqa: E731  (Tensors are pytree nodes: keep them whole)
+    flat, treedef = jax.tree_util.tree_flatten(first, is_leaf=value)
     shapes = [_merge_shapes(tf.TensorShape(a.shape), tf.TensorShape(b.shape))
-              for a, b in zip(flat, jax.tree_util.tree_leaves(second))]
+              for a, b in zip(flat, jax.tree_util.tree_leaves(second, is_leaf=value))]
     return treedef, shapes, [tf.as_dtype(x.dtype) for x in flat]
 
 
 def _probe_once(fn: Any, specs: Any, sizes: tuple[int, int], abstract: bool) -> tuple[Any, dict]:
     batch, other = sizes
-    is_symbol = lambda x: isinstance(x, KerasTensor)
+    is_symbol = lambda x: isinstance(x, KerasTensor | tf.Tensor | tf.Variable)
 
     def dims(spec: KerasTensor) -> list[int]:
         return [(batch if axis == 0 else other) if d is None else d for axis, d in enumerate(spec.shape)]

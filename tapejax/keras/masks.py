@@ -49,7 +49,7 @@ def mask_of(inputs: Any) -> Any:
 
 def attach(outputs: Any, mask: Any) -> None:
     """Sets the mask of each output tensor (a list of masks goes with a list of outputs)."""
-    leaves = jax.tree_util.tree_leaves(outputs)
+    leaves = jax.tree_util.tree_leaves(outputs, is_leaf=lambda x: isinstance(x, tf.Tensor | tf.Variable))
     masks = mask if isinstance(mask, list | tuple) and len(mask) == len(leaves) else [mask] * len(leaves)
     for tensor, m in zip(leaves, masks):
         set_mask(tensor, m)

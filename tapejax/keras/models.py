@@ -387,7 +387,7 @@ class Functional(Model):
         pass  # built from the start
 
     def call(self, inputs: Any, training: bool | None = None) -> Any:
-        given = jax.tree_util.tree_leaves(inputs)
+        given = jax.tree_util.tree_leaves(inputs, is_leaf=_is_value)
         if len(given) != len(self._input_tensors):
             raise ValueError(f"Model '{self.name}' expects {len(self._input_tensors)} input(s), got {len(given)}.")
         # Keras 3 converts each input to its Input's dtype (MNIST's uint8 pixels into a float32 model).
@@ -398,11 +398,11 @@ class Functional(Model):
                 continue
             args, call_args, kwargs = jax.tree_util.tree_map(lambda x: values[id(x)] if is_symbol(x) else x,
                                                              (node.inputs, node.args, dict(node.kwargs)),
-                                                             is_leaf=is_symbol)
+                                                             is_leaf=lambda x: is_symbol(x) or _is_value(x))
             if training is not None and kwargs.get("training") is None and _takes_training(node.layer):
                 kwargs["training"] = training
             outputs = node.layer(args, *call_args, **kwargs)
-            for symbol, value in zip(_leaves(node.outputs), jax.tree_util.tree_leaves(outputs)):
+            for symbol, value in zip(_leaves(node.outputs), jax.tree_util.tree_leaves(outputs, is_leaf=_is_value)):
                 values[id(symbol)] = value
         return jax.tree_util.tree_map(lambda t: values[id(t)], self._outputs_structure, is_leaf=is_symbol)
 
@@ -686,6 +686,10 @@ def model_from_json(json_string: str, custom_objects: dict[str, Any] | None = No
     from tapejax.keras import saving_config
 
     return saving_config.deserialize(json.loads(json_string), custom_objects)
+
+
+def _is_value(x: Any) -> bool:
+    return isinstance(x, tf.Tensor | tf.Variable)  # Tensors are pytree nodes: keep them whole
 
 
 from tapejax._src.errors import missing_symbols as _missing_symbols  # noqa: E402

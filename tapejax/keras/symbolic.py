@@ -46,9 +46,9 @@ def abstract_run(fn: Any, structure: Any, arrays: list[Any]) -> tuple[Any, list[
         with _tracing(trace, fold_constants=False):  # constants too are abstract: nothing runs
             leaves = iter(EagerTensor(v) for v in values)
             inputs = jax.tree_util.tree_map(lambda s: next(leaves) if _is_symbol(s) else s, structure,
-                                            is_leaf=_is_symbol)
+                                            is_leaf=lambda s: _is_symbol(s) or isinstance(s, tf.Tensor | tf.Variable))
             outputs = fn(inputs)
-        flat, treedef = jax.tree_util.tree_flatten(outputs)
+        flat, treedef = jax.tree_util.tree_flatten(outputs, is_leaf=lambda x: isinstance(x, tf.Tensor | tf.Variable))
         holder.append(treedef)
         return [x.value if isinstance(x, tf.Tensor) else x for x in flat]
 

@@ -36,7 +36,8 @@ from tapejax.keras.trainer_compat import Keras2Names
 
 
 def _first_batch_size(x: Any) -> Any:
-    leaf = next(v for v in jax.tree_util.tree_leaves(x) if v is not None)
+    leaf = next(v for v in jax.tree_util.tree_leaves(x, is_leaf=lambda v: isinstance(v, tf.Tensor | tf.Variable))
+                if v is not None)
     return tf.shape(leaf)[0]
 
 
@@ -244,7 +245,8 @@ class Trainer(Keras2Names):
             return self._distributed(strategy, step, reduction)
         if self._run_eagerly:  # the step still sees tensors, as in Keras (numpy batches are converted)
             return lambda data: step(jax.tree_util.tree_map(
-                lambda v: tf.convert_to_tensor(v) if isinstance(v, np.ndarray) else v, data))
+                lambda v: tf.convert_to_tensor(v) if isinstance(v, np.ndarray) else v, data,
+                is_leaf=lambda v: isinstance(v, tf.Tensor | tf.Variable)))
         # The model, optimizer and metrics go in as a static argument: tf.function finds the variables they
         # hold before its first trace (instead of tracing twice to discover them).
         holders = (self, self.optimizer, *self.metrics)
