@@ -27,6 +27,7 @@ from tapejax import version as version
 from tapejax.version import VERSION as __version__  # the TF version tapejax follows; its own: version.TAPEJAX_VERSION
 from tapejax._src.dtypes import DType as DType
 from tapejax._src.custom_gradient import custom_gradient as custom_gradient
+from tapejax.from_jax import from_jax as from_jax
 from tapejax._src.custom_gradient import recompute_grad as recompute_grad
 from tapejax._src.dtypes import as_dtype as as_dtype
 from tapejax._src.dtypes import float16 as float16
