@@ -1,6 +1,7 @@
 """tf.experimental: `tf.experimental.numpy` (NumPy's API on tapejax tensors) and `tf.experimental.dtensor`
 (meshes and layouts on JAX's sharding)."""
 
+from tapejax.experimental import dlpack as dlpack
 from tapejax.experimental import dtensor as dtensor
 from tapejax.experimental import numpy as numpy
 
