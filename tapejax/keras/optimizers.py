@@ -615,6 +615,7 @@ class AdamW(Adam):
 from tapejax.keras import optimizers_legacy as legacy  # noqa: E402
 from tapejax.keras.optimizers_more import Adadelta as Adadelta, Adamax as Adamax  # noqa: E402
 from tapejax.keras.optimizers_more import Lion as Lion, Nadam as Nadam  # noqa: E402
+from tapejax.keras.optimizers_optax import from_optax as from_optax  # noqa: E402
 
 from tapejax._src.errors import missing_symbols as _missing_symbols  # noqa: E402
 
