@@ -59,7 +59,7 @@ def from_jax(fn: Callable[..., Any] | None = None, *, static_argnums: int | Sequ
     ...     loss = tf.reduce_sum(layer(params, tf.constant([[0.5, -0.25]])))
     >>> grads = tape.gradient(loss, params)
     >>> print(grads["b"])
-    tf.Tensor([0.94100446], shape=(1,), dtype=float32)
+    tf.Tensor([0.94001484], shape=(1,), dtype=float32)
 
     A Flax module's `apply` or an Equinox model (with `eqx.partition` into arrays and the rest) becomes an op the
     same way; `jax.tree.map(tf.Variable, params)` puts a params pytree into Variables (README, "JAX interop").
