@@ -53,7 +53,8 @@ def gradients(fn, *args):
     with tf.GradientTape() as tape:
         tape.watch(list(args))
         out = fn(*args)
-        total = tf.add_n([tf.reduce_sum(o) for o in jax.tree_util.tree_leaves(out)])
+        total = tf.add_n([tf.reduce_sum(o) for o in jax.tree_util.tree_leaves(
+            out, is_leaf=lambda x: isinstance(x, tf.Tensor | tf.Variable))])
     return out, tape.gradient(total, list(args))
 
 

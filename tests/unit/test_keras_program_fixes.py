@@ -74,7 +74,8 @@ class _Recorder(keras.Model):
         return self.dense(x)
 
     def train_step(self, data):
-        self.seen.append(jax.tree_util.tree_map(lambda v: (isinstance(v, tf.Tensor), tuple(v.shape)), data))
+        self.seen.append(jax.tree_util.tree_map(lambda v: (isinstance(v, tf.Tensor), tuple(v.shape)), data,
+                                                  is_leaf=lambda v: isinstance(v, tf.Tensor)))
         return {"seen": 1.0}
 
 
