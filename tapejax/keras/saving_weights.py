@@ -170,6 +170,12 @@ def write_h5(model: Any, file: Any) -> None:
     for path, obj in walk(model):
         group = file.create_group(f"{path}/vars" if path else "vars")
         group.attrs["name"] = str(obj.name)
+        if hasattr(obj, "save_own_variables"):  # Keras's hook: a layer that stores its own entries
+            store: dict[str, Any] = {}
+            obj.save_own_variables(store)
+            for key, value in store.items():
+                group.create_dataset(key, data=np.asarray(value))
+            continue
         for index, variable in enumerate(own_variables(obj)):
             group.create_dataset(str(index), data=_read(variable))
 
@@ -184,6 +190,9 @@ def read_h5(model: Any, file: Any, skip_mismatch: bool = False) -> None:
     for path, obj in walk(model):
         name = f"{path}/vars" if path else "vars"
         stored = file[name] if name in file else {}
+        if hasattr(obj, "load_own_variables"):
+            obj.load_own_variables({key: np.asarray(stored[key]) for key in stored})
+            continue
         variables = own_variables(obj)
         if isinstance(obj, Optimizer) and len(stored) != len(variables):
             warnings.warn(f"Skipping variable loading for optimizer '{obj.name}', because it has {len(variables)} "
