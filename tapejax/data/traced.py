@@ -167,13 +167,29 @@ class TracedFunction:
     def _host_spec(self) -> Structure:
         """A function of string components (host values, which JAX cannot trace) runs eagerly per element. Its
         result structure comes from a call on the input's first element (a call on made-up strings could fail:
-        `tf.io.read_file(b"")`), else on empty strings."""
+        `tf.io.read_file(b"")`), else on empty strings. The element's size on the input's unknown dimensions (a
+        batch's) says nothing: a second call on the element cut to size 1 on them finds the result's dimensions
+        that follow them, which are None (as TF's shape inference gives)."""
         self.stateful, self.vectorisable = True, False
         element = self._sample() if self._sample is not None and not self.extra else None
         if element is None:
             return self._eager_spec(self._specs())
         with _seeds(self._seed_state):
-            return Structure.split(self.call_python(element), self.api)[0]
+            out = Structure.split(self.call_python(element), self.api)[0]
+        specs = self._specs()
+        cut = tuple(np.asarray(c)[tuple(slice(0, 1) if d is None else slice(None) for d in s.shape.as_list())]
+                    if s.shape.rank else c for c, s in zip(element, specs))
+        if all(np.shape(a) == np.shape(b) for a, b in zip(cut, element)):
+            return out
+        try:
+            with _seeds(self._seed_state):
+                other = Structure.split(self.call_python(cut), self.api)[0]
+        except Exception:  # noqa: BLE001 (a function that needs the bigger element: its shapes as they came)
+            return out
+        merged = [TensorSpec(TensorShape([x if x == y else None for x, y in zip(a.shape.dims, b.shape.dims)])
+                             if a.shape.rank == b.shape.rank else TensorShape(None), a.dtype)
+                  for a, b in zip(out.specs, other.specs)]
+        return out.with_specs(tuple(merged))
 
     def _eager_spec(self, specs: tuple) -> Structure:
         """A function with variables, or whose shapes depend on values: it runs eagerly per element. Its result

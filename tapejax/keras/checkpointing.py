@@ -36,6 +36,10 @@ _SLOT_LISTS = {
     "Adam": {"mu": "_momentums", "nu": "_velocities"},
     "RMSprop": {"nu": "_velocities", "mu": "_average_gradients", "trace": "_momentums"},
     "Adagrad": {"sum_of_squares": "_accumulators"},
+    "Nadam": {"first": "_momentums", "second": "_velocities"},
+    "Adamax": {"first": "_m", "second": "_u"},
+    "Lion": {"first": "_momentums"},
+    "Adadelta": {"first": "_accumulated_grads", "second": "_accumulated_delta_vars"},
 }
 
 
@@ -87,6 +91,14 @@ def functional_children(model: Any) -> list[tuple[str, Any]]:
 
 
 def optimizer_children(optimizer: Any) -> list[tuple[str, Any]]:
+    """The optimizer's edges as Keras 3's: `_iterations`, `_learning_rate`, `_trainable_variables`, the slot
+    lists by Keras's names and Nadam's `_u_product`.
+
+    Differences from TensorFlow: Keras 3 also tracks `_variables` (its `variables` list), and TF 2.21's checkpoint
+    keys of the slots are the breadth-first paths through it (`optimizer/_variables/<i>`); tapejax's keys are
+    `optimizer/_momentums/<i>` and the like. Both sides restore the other's files, matching by the slot lists'
+    edges, which both write. tapejax leaves `_variables` out because matching by position in it goes wrong for a
+    restore deferred until the slots are made, one variable's at a time (RMSprop's order: all velocities first)."""
     edges: list[tuple[str, Any]] = [("_iterations", optimizer.iterations)]
     rate = vars(optimizer).get("_learning_rate")
     if isinstance(rate, int | float) and not isinstance(rate, bool):
@@ -95,6 +107,9 @@ def optimizer_children(optimizer: Any) -> list[tuple[str, Any]]:
 
         edges.append(("_learning_rate", Saveable(f"{optimizer.name}/learning_rate",
                                                  lambda: np.float32(optimizer._learning_rate), write)))
+    elif isinstance(rate, tf.Variable):  # made by a compiled step (optimizers.py: _learning_rate_variable)
+        edges.append(("_learning_rate", rate))
+    extra = [("_u_product", vars(optimizer)["_u_product"])] if "_u_product" in vars(optimizer) else []
     owners = list(vars(optimizer).get("_slot_owners", []))
     edges.append(("_trainable_variables", owners))
     from tapejax.keras.optimizers import _SLOT
@@ -109,4 +124,4 @@ def optimizer_children(optimizer: Any) -> list[tuple[str, Any]]:
             if kinds[index] is _SLOT:
                 field = next((k.name for k in reversed(path) if hasattr(k, "name")), f"slot_{index}")
                 lists.setdefault(names.get(field, field), []).append(next(slot_iter))
-    return edges + list(lists.items())
+    return edges + list(lists.items()) + extra

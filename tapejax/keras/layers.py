@@ -967,6 +967,7 @@ from tapejax.keras.layers_wrappers import TimeDistributed as TimeDistributed  # 
 from tapejax.keras.layers_group_normalization import GroupNormalization as GroupNormalization  # noqa: E402
 from tapejax.keras.layers_lookup import IntegerLookup as IntegerLookup  # noqa: E402
 from tapejax.keras.layers_lookup import StringLookup as StringLookup  # noqa: E402
+from tapejax.keras.layers_text import TextVectorization as TextVectorization  # noqa: E402
 
 from tapejax._src.errors import missing_symbols as _missing_symbols  # noqa: E402
 

@@ -18,6 +18,7 @@ traced, and `invert=True` needs concrete indices; IntegerLookup runs compiled.
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from typing import Any
 
@@ -49,6 +50,7 @@ class _IndexLookup(Layer):
         self.max_tokens, self.num_oov_indices, self.invert = max_tokens, num_oov_indices, invert
         self.mask_token, self.oov_token, self.output_mode = mask_token, oov_token, output_mode
         self._tokens: list[Any] = []
+        self._input_vocabulary = vocabulary  # in the config; a learned vocabulary is a `.keras` file's asset
         if vocabulary is not None:
             self.set_vocabulary(vocabulary)
 
@@ -113,13 +115,31 @@ class _IndexLookup(Layer):
             values = np.concatenate([np.ravel(np.asarray(b, dtype=object)) for b in batches]) if batches else []
         else:
             values = np.ravel(data.numpy() if hasattr(data, "numpy") else np.asarray(data, dtype=object))
-        counts = Counter(self._key(v) for v in values)
+        self._learn(Counter(self._key(v) for v in values))
+
+    def _learn(self, counts: Counter) -> None:
+        """Sets the vocabulary from token counts (keys as `_key` makes them): Keras's order and truncation."""
         for special in (self.mask_token, self.oov_token):
             counts.pop(special, None)
         ordered = sorted(counts, key=lambda t: (counts[t], t.encode("utf-8") if self._strings else t), reverse=True)
         if self.max_tokens:
             ordered = ordered[:self.max_tokens - self._token_start_index()]
         self._tokens = ordered
+
+    def save_assets(self, dir_path: str) -> None:
+        """Keras's asset of a learned vocabulary: `vocabulary.txt`, special tokens included, one per line."""
+        if self._input_vocabulary is None:
+            with open(os.path.join(dir_path, "vocabulary.txt"), "w", encoding="utf-8") as f:
+                f.write("\n".join(str(token) for token in self.get_vocabulary()))
+
+    def load_assets(self, dir_path: str) -> None:
+        if self._input_vocabulary is not None:
+            return
+        with open(os.path.join(dir_path, "vocabulary.txt"), encoding="utf-8") as f:
+            lines = f.read().splitlines()
+        while lines and lines[-1] == "":
+            lines.pop()
+        self.set_vocabulary(lines if self._strings else [int(line) for line in lines])
 
     # -- the lookup ----------------------------------------------------------------------------------
 

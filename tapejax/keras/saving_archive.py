@@ -15,6 +15,7 @@ import datetime
 import io
 import json
 import os
+import tempfile
 import zipfile
 from typing import Any
 
@@ -55,6 +56,7 @@ def save_model(model: Any, filepath: Any, overwrite: bool = True, zipped: bool |
             archive.writestr("metadata.json", json.dumps(metadata))
             archive.writestr("config.json", json.dumps(config))
             archive.writestr("model.weights.h5", weights.getvalue())
+            _write_assets(model, archive)
         os.replace(temporary, filepath)
     finally:
         if os.path.exists(temporary):
@@ -132,13 +134,40 @@ def load_model(filepath: Any, custom_objects: dict[str, Any] | None = None, comp
     with _open(filepath) as archive:
         config = json.loads(archive.read("config.json"))
         weights = io.BytesIO(archive.read("model.weights.h5"))
+        assets = {name: archive.read(name) for name in archive.namelist() if name.startswith("assets/")}
     model = saving_config.deserialize({k: v for k, v in config.items() if k != "compile_config"}, custom_objects)
     compile_config = config.get("compile_config")
     if compile and compile_config:
         _compile_from_config(model, compile_config, custom_objects)
     with h5py.File(weights, "r") as file:
         saving_weights.read_h5(model, file)
+    _read_assets(model, assets)
     return model
+
+
+def _write_assets(model: Any, archive: zipfile.ZipFile) -> None:
+    """Keras's `save_assets(dir)` hook (TextVectorization's vocabulary): each object's files go to
+    `assets/<its path in the weights file>/` in the archive."""
+    for path, obj in saving_weights.walk(model):
+        if hasattr(obj, "save_assets"):
+            with tempfile.TemporaryDirectory() as directory:
+                obj.save_assets(directory)
+                for name in sorted(os.listdir(directory)):
+                    with open(os.path.join(directory, name), "rb") as f:
+                        archive.writestr(f"assets/{path}/{name}" if path else f"assets/{name}", f.read())
+
+
+def _read_assets(model: Any, assets: dict[str, bytes]) -> None:
+    for path, obj in saving_weights.walk(model):
+        prefix = f"assets/{path}/" if path else "assets/"
+        files = {name[len(prefix):]: data for name, data in assets.items()
+                 if name.startswith(prefix) and "/" not in name[len(prefix):]}
+        if hasattr(obj, "load_assets") and files:
+            with tempfile.TemporaryDirectory() as directory:
+                for name, data in files.items():
+                    with open(os.path.join(directory, name), "wb") as f:
+                        f.write(data)
+                obj.load_assets(directory)
 
 
 def _compile_from_config(model: Any, config: dict[str, Any], custom_objects: dict[str, Any] | None) -> None:
@@ -171,6 +200,7 @@ def load_weights_from_archive(model: Any, filepath: str, skip_mismatch: bool = F
     h5py = saving_weights._h5py()
     with _open(filepath) as archive:
         weights = io.BytesIO(archive.read("model.weights.h5"))
+        assets = {name: archive.read(name) for name in archive.namelist() if name.startswith("assets/")}
     with h5py.File(weights, "r") as file:
         saving_weights.read_h5(model, file, skip_mismatch)
 

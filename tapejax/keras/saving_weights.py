@@ -37,6 +37,10 @@ _SLOT_ORDER = {
     "Adam": (("_momentums", "_velocities"), True),
     "RMSprop": (("_velocities", "_momentums", "_average_gradients"), False),
     "Adagrad": (("_accumulators",), False),
+    "Nadam": (("_momentums", "_velocities"), True),
+    "Adamax": (("_m", "_u"), True),
+    "Lion": (("_momentums",), False),
+    "Adadelta": (("_accumulated_grads", "_accumulated_delta_vars"), True),
 }
 
 
@@ -100,17 +104,22 @@ def optimizer_variables(optimizer: Any) -> list[Any]:
         def write(value: np.ndarray) -> None:
             optimizer._learning_rate = float(value)
         found.append(_Value(lambda: np.float32(optimizer._learning_rate), write))
-    lists = dict(checkpointing.optimizer_children(optimizer))  # the slot lists, by Keras's names
-    for name in ("_iterations", "_learning_rate", "_trainable_variables"):
-        lists.pop(name, None)
+    found += ordered_slots(optimizer, dict(checkpointing.optimizer_children(optimizer)))
+    if "_u_product" in vars(optimizer):  # Nadam's, last (Keras makes it after the slots)
+        found.append(optimizer._u_product)
+    return found
+
+
+def ordered_slots(optimizer: Any, lists: dict[str, Any]) -> list[Any]:
+    """The slots of the optimizer's slot `lists` (checkpointing's names) in Keras's order of `variables`."""
+    lists = {k: v for k, v in lists.items() if k not in ("_iterations", "_learning_rate", "_trainable_variables",
+                                                         "_u_product", "_variables")}
     names, together = next((_SLOT_ORDER[c.__name__] for c in type(optimizer).__mro__ if c.__name__ in _SLOT_ORDER),
                            (tuple(lists), False))
     present = [lists[n] for n in names if n in lists]
     if together:
-        found += [slot for group in zip(*present) for slot in group]
-    else:
-        found += [slot for group in present for slot in group]
-    return found
+        return [slot for group in zip(*present) for slot in group]
+    return [slot for group in present for slot in group]
 
 
 def walk(model: Any) -> list[tuple[str, Any]]:
@@ -170,6 +179,12 @@ def write_h5(model: Any, file: Any) -> None:
     for path, obj in walk(model):
         group = file.create_group(f"{path}/vars" if path else "vars")
         group.attrs["name"] = str(obj.name)
+        if hasattr(obj, "save_own_variables"):  # Keras's hook: a layer that stores its own entries
+            store: dict[str, Any] = {}
+            obj.save_own_variables(store)
+            for key, value in store.items():
+                group.create_dataset(key, data=np.asarray(value))
+            continue
         for index, variable in enumerate(own_variables(obj)):
             group.create_dataset(str(index), data=_read(variable))
 
@@ -184,6 +199,9 @@ def read_h5(model: Any, file: Any, skip_mismatch: bool = False) -> None:
     for path, obj in walk(model):
         name = f"{path}/vars" if path else "vars"
         stored = file[name] if name in file else {}
+        if hasattr(obj, "load_own_variables"):
+            obj.load_own_variables({key: np.asarray(stored[key]) for key in stored})
+            continue
         variables = own_variables(obj)
         if isinstance(obj, Optimizer) and len(stored) != len(variables):
             warnings.warn(f"Skipping variable loading for optimizer '{obj.name}', because it has {len(variables)} "

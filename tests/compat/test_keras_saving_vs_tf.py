@@ -91,7 +91,7 @@ def _subclassed(tf):
 
 MODELS = [_dense_bn, _text, _conv, _attention, _two_inputs, _nested, _subclassed]
 OPTIMIZERS = [("adam", {}), ("SGD", {"momentum": 0.9}), ("RMSprop", {"momentum": 0.5, "centered": True}),
-              ("Adagrad", {}), ("AdamW", {})]
+              ("Adagrad", {}), ("AdamW", {}), ("Nadam", {}), ("Adamax", {}), ("Lion", {}), ("Adadelta", {})]
 
 
 def _inputs(spec, dtype=np.float32):
@@ -169,6 +169,33 @@ def test_optimizer_state_both_ways(tmp_path, optimizer):
         other.save_weights(tmp_path / "b.weights.h5")
         assert _layout(tmp_path / "a.weights.h5") == _layout(tmp_path / "b.weights.h5")
         assert_same(_values(tmp_path / "b.weights.h5"), _values(tmp_path / "a.weights.h5"), rtol=0)
+
+
+def _optimizer_edges(path):
+    from tensorflow.core.protobuf import trackable_object_graph_pb2
+
+    graph = trackable_object_graph_pb2.TrackableObjectGraph.FromString(
+        tf_real.train.load_checkpoint(path).get_tensor("_CHECKPOINTABLE_OBJECT_GRAPH"))
+    node = next(c.node_id for c in graph.nodes[0].children if c.local_name == "optimizer")
+    return {c.local_name: len(graph.nodes[c.node_id].children) for c in graph.nodes[node].children}
+
+
+@pytest.mark.parametrize("optimizer", OPTIMIZERS, ids=lambda o: o[0])
+def test_optimizer_checkpoint_edges_as_keras(tmp_path, optimizer):
+    """tf.train.Checkpoint of a fitted model's optimizer: the same named edges as Keras 3's (slot lists by
+    Keras's names, Nadam's `_u_product`), each with as many entries, but Keras's `_variables` list (see
+    tapejax/keras/checkpointing.py), and values that restore both ways."""
+    edges = []
+    for module in (tapejax, tf_real):
+        model, _ = _fit(module, _dense_bn, optimizer)
+        path = module.train.Checkpoint(model=model, optimizer=model.optimizer).write(str(tmp_path / module.__name__))
+        edges.append(_optimizer_edges(path))
+    for name in ("_variables", "_trainable_variables_indices", "_exclude_from_weight_decay_cache"):  # no state
+        edges[1].pop(name, None)
+    assert edges[0] == edges[1]
+    model, _ = _fit(tf_real, _dense_bn, optimizer)
+    status = tf_real.train.Checkpoint(model=model, optimizer=model.optimizer).read(str(tmp_path / "tapejax"))
+    status.assert_consumed()
 
 
 ARCHIVED = [_dense_bn, _text, _conv, _attention, _two_inputs, _nested]
