@@ -1,7 +1,47 @@
 """tapejax internals. See docs/design.md for a walkthrough."""
 
-import jax
+from __future__ import annotations
 
-# TF's dtypes include float64 and int64, which JAX keeps only with x64 enabled. Every tapejax value carries an
-# explicit dtype, so float32 code stays float32.
-jax.config.update("jax_enable_x64", True)
+import os
+import sys
+import warnings
+
+# Whether JAX was in use before tapejax: read before tapejax imports it.
+_JAX_ALREADY_IMPORTED = "jax" in sys.modules
+
+import jax  # noqa: E402
+
+X64_MESSAGE = (
+    "tapejax turned on JAX's x64 mode (jax_enable_x64=True) for this whole process, so that tf.float64 and "
+    "tf.int64 tensors compute in 64 bits. JAX code of your own in this process now defaults to 64 bits too: "
+    "jnp.array(1.0) is float64 and jnp.arange(3) is int64 (tapejax's tensors keep TF's float32/int32 defaults). "
+    "To choose this explicitly and silence this warning, enable x64 yourself before importing tapejax: "
+    "jax.config.update('jax_enable_x64', True); to keep float32 in your JAX code, pass dtype=jnp.float32 there. "
+    "JAX has no x64 mode scoped to a library that computes float64 correctly: see README.md, "
+    "'JAX's x64 mode'.")
+
+
+class X64ModeWarning(UserWarning):
+    """Importing tapejax changed JAX's process-wide x64 mode under JAX code that was already running."""
+
+
+def _enable_x64() -> None:
+    """Turns on JAX's x64 mode, process-wide, warning when that changes a JAX the user already chose or used.
+
+    TF's float64 and int64 must compute in 64 bits. JAX's narrower option, `jax_explicit_x64_dtypes="allow"`
+    with x64 off (JAX >= 0.8), keeps explicitly 64-bit arrays but its own internals then mix in 32-bit
+    constants: on JAX 0.10.2 `jnp.argmax` of a float64 array, `jnp.max` of an int64 one and
+    `jax.random.normal(..., float64)` raise, and `jnp.nan_to_num` (inf -> float32 max -> inf),
+    `jax.random.randint(..., int64)` past 2**31, `jax.random.poisson(..., int64)` and `jax.scipy.special.spence`
+    (float32 precision) give wrong answers silently. tests/unit/test_x64_mode.py checks both facts, so the
+    choice is revisited when JAX changes.
+    """
+    if jax.config.jax_enable_x64:
+        return  # already the user's choice (or a second import): nothing changes
+    user_chose_or_used_jax = _JAX_ALREADY_IMPORTED or "JAX_ENABLE_X64" in os.environ
+    jax.config.update("jax_enable_x64", True)
+    if user_chose_or_used_jax:
+        warnings.warn(X64_MESSAGE, X64ModeWarning, stacklevel=2)
+
+
+_enable_x64()
