@@ -41,7 +41,23 @@ def _enable_x64() -> None:
     user_chose_or_used_jax = _JAX_ALREADY_IMPORTED or "JAX_ENABLE_X64" in os.environ
     jax.config.update("jax_enable_x64", True)
     if user_chose_or_used_jax:
-        warnings.warn(X64_MESSAGE, X64ModeWarning, stacklevel=2)
+        warnings.warn(X64_MESSAGE, X64ModeWarning, stacklevel=_first_frame_outside_tapejax())
+
+
+def _first_frame_outside_tapejax() -> int:
+    """The `stacklevel` of the user's `import tapejax` line, for a warning raised by the caller of this function.
+
+    `warnings.warn` does not count the import machinery's frames, so neither does this."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    frame, level = sys._getframe(2), 2
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if not name.startswith(package) and not ("importlib" in name and "_bootstrap" in name):
+            return level
+        if name.startswith(package):
+            level += 1
+        frame = frame.f_back
+    return level
 
 
 _enable_x64()
