@@ -33,8 +33,9 @@ def _enable_x64() -> None:
     constants: on JAX 0.10.2 `jnp.argmax` of a float64 array, `jnp.max` of an int64 one and
     `jax.random.normal(..., float64)` raise, and `jnp.nan_to_num` (inf -> float32 max -> inf),
     `jax.random.randint(..., int64)` past 2**31, `jax.random.poisson(..., int64)` and `jax.scipy.special.spence`
-    (float32 precision) give wrong answers silently. tests/unit/test_x64_mode.py checks both facts, so the
-    choice is revisited when JAX changes.
+    (float32 precision) give wrong answers silently. A `jax.enable_x64(True)` scope around tapejax's own work does
+    not reach into a `jax.jit` traced with x64 off (a `to_jax` function under the user's jit). Both facts are
+    checked by tests/unit/test_x64_mode.py, so the choice is revisited when JAX changes.
     """
     if jax.config.jax_enable_x64:
         return  # already the user's choice (or a second import): nothing changes

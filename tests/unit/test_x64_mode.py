@@ -89,7 +89,7 @@ def test_x64_chosen_by_the_user_is_not_warned():
 
 def test_jax_scoped_64_bit_dtypes_are_still_unsound():
     """Why tapejax does not use `jax_explicit_x64_dtypes="allow"` with x64 off (64-bit arrays only where asked for,
-    the user's defaults untouched): JAX's own functions then mix 32-bit constants into 64-bit computations, and
+    the user's defaults untouched), nor a `jax.enable_x64(True)` scope around its own work: JAX's own functions then mix 32-bit constants into 64-bit computations, and
     some give wrong answers silently. When none of these breaks any more, this test fails: revisit the choice
     (tapejax/_src/__init__.py, README "JAX's x64 mode")."""
     out = _run("""
@@ -99,11 +99,14 @@ def test_jax_scoped_64_bit_dtypes_are_still_unsound():
     import numpy as np
     import scipy.special
     warnings.simplefilter("ignore")
-    if not hasattr(jax.config, "jax_explicit_x64_dtypes"):
+    if not hasattr(jax.config, "jax_explicit_x64_dtypes") or not hasattr(jax, "enable_x64"):
         print(json.dumps(None)); raise SystemExit
     jax.config.update("jax_explicit_x64_dtypes", "allow")
     f64 = np.array([0.5, 2.0 + 2**-40, 1.5])
     key = jax.random.PRNGKey(0)
+    def _scoped_argmax(x):
+        with jax.enable_x64(True):
+            return jnp.argmax(x)
     checks = {
         "argmax float64": (lambda: jnp.argmax(jnp.asarray(f64, jnp.float64)), lambda: np.argmax(f64)),
         "max int64": (lambda: jnp.max(jnp.asarray([2**40, 1], jnp.int64)), lambda: 2**40),
@@ -117,6 +120,9 @@ def test_jax_scoped_64_bit_dtypes_are_still_unsound():
         "poisson int64": (lambda: np.asarray(jax.random.poisson(key, jnp.asarray(3.0, jnp.float64), (1000,),
                                                                 jnp.int64)).min() >= 0, lambda: True),
         "normal float64": (lambda: jax.random.normal(key, (2,), jnp.float64).dtype == jnp.float64, lambda: True),
+        # A scope does not reach into a jit traced with x64 off (a to_jax function under the user's jax.jit).
+        "enable_x64 scope in jit": (lambda: jax.jit(_scoped_argmax)(jnp.asarray(f64, jnp.float64)),
+                                    lambda: np.argmax(f64)),
     }
     broken = {}
     for name, (got, want) in checks.items():
@@ -129,7 +135,7 @@ def test_jax_scoped_64_bit_dtypes_are_still_unsound():
     print(json.dumps(broken))
     """)
     if out is None:
-        pytest.skip("this JAX has no jax_explicit_x64_dtypes (JAX < 0.8)")
+        pytest.skip("this JAX has no jax_explicit_x64_dtypes (JAX < 0.8) or no jax.enable_x64")
     assert out, ("every probe of jax_explicit_x64_dtypes='allow' with x64 off now gives the 64-bit answer: "
                  "revisit whether tapejax can leave the user's JAX defaults alone")
     assert any(v == "wrong answer" for v in out.values()), out  # silent, not only loud, failures
