@@ -16,10 +16,10 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
-def _run(script: str) -> dict:
-    """Runs `script` in a fresh Python with this tree's tapejax and no JAX_ENABLE_X64; returns the JSON it prints
-    on its last line."""
-    env = {k: v for k, v in os.environ.items() if k != "JAX_ENABLE_X64"}
+def _run(script: str, **extra_env: str) -> dict:
+    """Runs `script` in a fresh Python with this tree's tapejax and no JAX_ENABLE_X64 (unless in `extra_env`);
+    returns the JSON it prints on its last line."""
+    env = {k: v for k, v in os.environ.items() if k != "JAX_ENABLE_X64"} | extra_env
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
     env.setdefault("JAX_PLATFORMS", "cpu")
     done = subprocess.run([sys.executable, "-c", textwrap.dedent(script)], capture_output=True, text=True, env=env,
@@ -72,6 +72,18 @@ def test_import_after_user_jax_warns_and_changes_its_defaults():
     assert out["after"] == {"array": "float64", "arange": "int64", "zeros64": "float64"}
     assert len(out["x64"]) == 1, out["x64"]
     assert "jax_enable_x64" in out["x64"][0] and "jnp.array(1.0) is float64" in out["x64"][0]
+
+
+def test_x64_turned_off_in_the_environment_is_warned():
+    out = _run("""
+    import json, warnings
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        import tapejax
+    import jax.numpy as jnp
+    print(json.dumps({"warned": [w.category.__name__ for w in caught], "array": str(jnp.array(1.0).dtype)}))
+    """, JAX_ENABLE_X64="0")
+    assert out["warned"].count("X64ModeWarning") == 1 and out["array"] == "float64"
 
 
 def test_x64_chosen_by_the_user_is_not_warned():
