@@ -28,10 +28,13 @@ def _run(script: str, **extra_env: str) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+X64_DEFAULTS = {"array": "float64", "arange": "int64", "zeros": "float64", "int": "int64", "zeros64": "float64"}
+
 _PROBE = """
     def probe():  # imports JAX when first called, so a script can import tapejax before JAX
         import jax.numpy as jnp
         return {"array": str(jnp.array(1.0).dtype), "arange": str(jnp.arange(3).dtype),
+                "zeros": str(jnp.zeros(2).dtype), "int": str(jnp.array(1).dtype),
                 "zeros64": str(jnp.zeros(2, jnp.float64).dtype)}
 """
 
@@ -43,16 +46,19 @@ def test_import_first_turns_on_x64_for_user_jax_without_warning():
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         import tapejax as tf
+    import jax.numpy as jnp
+    mixed = tf.constant(jnp.ones(3)).dtype.name  # a JAX array keeps its (now 64-bit) dtype, as numpy's in TF
     x = tf.constant(1 + 2**-40, tf.float64) - 1
     n = tf.constant(2**40, tf.int64) + 1
     print(json.dumps({"after": probe(), "warned": [str(w.category.__name__) for w in caught],
-                      "tf_float": tf.constant(1.0).dtype.name, "tf_int": tf.constant(1).dtype.name,
+                      "mixed": mixed, "tf_float": tf.constant(1.0).dtype.name, "tf_int": tf.constant(1).dtype.name,
                       "tiny": float(x.numpy()), "tiny_dtype": x.dtype.name,
                       "big": int(n.numpy()), "big_dtype": n.dtype.name}))
     """)
-    assert out["after"] == {"array": "float64", "arange": "int64", "zeros64": "float64"}
+    assert out["after"] == X64_DEFAULTS
     assert "X64ModeWarning" not in out["warned"]  # JAX was not in use before tapejax: nothing of the user's changed
     assert (out["tf_float"], out["tf_int"]) == ("float32", "int32")  # TF's defaults, whatever JAX's
+    assert out["mixed"] == "float64"
     # 64-bit tensors compute in 64 bits: float32 cannot hold 1 + 2**-40, int32 cannot hold 2**40 + 1.
     assert (out["tiny"], out["tiny_dtype"]) == (2.0**-40, "float64")
     assert (out["big"], out["big_dtype"]) == (2**40 + 1, "int64")
@@ -68,8 +74,9 @@ def test_import_after_user_jax_warns_and_changes_its_defaults():
     x64 = [str(w.message) for w in caught if w.category.__name__ == "X64ModeWarning"]
     print(json.dumps({"before": before, "after": probe(), "x64": x64}))
     """)
-    assert out["before"]["array"] == "float32" and out["before"]["arange"] == "int32"
-    assert out["after"] == {"array": "float64", "arange": "int64", "zeros64": "float64"}
+    assert out["before"] == {"array": "float32", "arange": "int32", "zeros": "float32", "int": "int32",
+                             "zeros64": "float32"}  # JAX's defaults, and float64 truncated (with JAX's warning)
+    assert out["after"] == X64_DEFAULTS
     assert len(out["x64"]) == 1, out["x64"]
     assert "jax_enable_x64" in out["x64"][0] and "jnp.array(1.0) is float64" in out["x64"][0]
 
