@@ -157,3 +157,16 @@ def missing_symbols(namespace: str):
 
     return __getattr__
 
+
+X64_MESSAGE: Final = (
+    "tapejax turned on JAX's x64 mode (jax_enable_x64=True) for this whole process, so that tf.float64 and "
+    "tf.int64 tensors compute in 64 bits. JAX code of your own in this process now defaults to 64 bits too: "
+    "jnp.array(1.0) is float64 and jnp.arange(3) is int64 (tapejax's tensors keep TF's float32/int32 defaults). "
+    "To choose this explicitly and silence this warning, enable x64 yourself before importing tapejax: "
+    "jax.config.update('jax_enable_x64', True); to keep float32 in your JAX code, pass dtype=jnp.float32 there. "
+    "JAX has no x64 mode scoped to a library that computes float64 correctly: see README.md, "
+    "'JAX's x64 mode'.")
+
+
+class X64ModeWarning(UserWarning):
+    """Importing tapejax changed JAX's process-wide x64 mode under JAX code that was already running."""

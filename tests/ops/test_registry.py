@@ -403,6 +403,33 @@ def test_float64_inputs_keep_float64(case_id, name, spec):
 
 
 @pytest.mark.parametrize("case_id, name, spec",
+                         cases("float64_precision", lambda o, s, a: _has_float_arg(o, s, a) and not s.float32_inside))
+def test_float64_inputs_compute_in_float64(case_id, name, spec):
+    """Each float argument is scaled by 1 + 2**-30, under half a float32 ulp: float32 cannot hold the inputs, so a
+    row that rounds to float32 anywhere inside (a 32-bit constant, accumulator or conversion) is off by about
+    1e-9 relative, ten times the float64 tolerance, where `test_float64_inputs_keep_float64`'s float32-exact
+    inputs can hide it."""
+    spec = need(name, spec)
+    args = tuple(a * (1 + 2**-30) if a.dtype.kind in "fc" else a for a in S.to_float64(S.sample(case_id, spec)))
+    assert_matches(call_public(name, spec, [tf.constant(a) for a in args]), spec.ref(*args, **spec.kwargs), spec)
+
+
+# Rows whose cases take integers (or integral floats) and whose TF kernels include int64.
+INT64_CASES = ("math.add", "math.subtract", "math.multiply", "math.maximum", "math.minimum", "math.abs",
+               "math.negative", "math.floordiv[int32]", "math.floormod[int32]", "math.reduce_sum", "math.reduce_max",
+               "math.reduce_min", "math.cumsum", "math.cumsum[int32]", "math.argmax", "math.argmin")
+
+
+@pytest.mark.parametrize("case_id, name, spec", [c for c in cases("int64") if c.values[0] in INT64_CASES])
+def test_int64_inputs_compute_in_int64(case_id, name, spec):
+    """int64 values int32 cannot hold (2**40 + 1 added to the first argument) keep int64 and numpy's exact answer."""
+    spec = need(name, spec)
+    args = [np.rint(a).astype(np.int64) for a in S.sample(case_id, spec)]
+    args[0] = args[0] + (2**40 + 1)
+    assert_matches(call_public(name, spec, [tf.constant(a) for a in args]), spec.ref(*args, **spec.kwargs), spec)
+
+
+@pytest.mark.parametrize("case_id, name, spec",
                          cases("mixed", lambda o, s, a: len(S.grad_positions(a)) >= 2, main_only=True))
 def test_float32_mixed_with_float64(case_id, name, spec):
     """TF never promotes: float64 meeting float32 is InvalidArgumentError (TypeError for `/`), unless the op
