@@ -131,7 +131,10 @@ def _conv_runs(libs: dict[str, object], x: np.ndarray, repeats: int) -> dict[str
             start = time.perf_counter()
             for _ in range(repeats):
                 out = call()
-            jax.block_until_ready(out) if not hasattr(out[0], "numpy") else [v.numpy() for v in out[1]]
+            if hasattr(out[0], "numpy"):  # a tf.function's tensors: their values are computed
+                [v.numpy() for v in out[1]]
+            else:
+                jax.block_until_ready(out)
             return (time.perf_counter() - start) / repeats
         run()  # compiles
         return run
