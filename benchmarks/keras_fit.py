@@ -5,9 +5,9 @@
   2 Dense), a fresh model each time: time per model and per layer;
 - `cnn`: `model.fit` for 3 epochs of a small CNN (28x28x1, Conv2D 16 and 32 filters, MaxPool2D, Dense) on 10,000
   samples, batch 128;
-- `conv`: that CNN's convolution layers alone (no pooling), forward and backward of a batch as one compiled step: a `jax.jit`
-  of `jax.lax.conv_general_dilated` (XLA:CPU's convolutions, no tapejax), a tapejax `tf.function` and a TF
-  `tf.function` (oneDNN's convolutions), to tell XLA's convolutions apart from tapejax's own overhead.
+- `conv`: that CNN's convolution layers alone (no pooling), forward and backward of a batch as one compiled step:
+  a `jax.jit` of `jax.lax.conv_general_dilated` (XLA:CPU's convolutions, no tapejax), a tapejax `tf.function` and
+  a TF `tf.function` (oneDNN's convolutions), to tell XLA's convolutions apart from tapejax's own overhead.
 
 Each `fit` is timed for a new model (compiling included: each new model traces its step again) and for a model
 already fitted (its compiled step reused).

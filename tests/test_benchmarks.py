@@ -40,4 +40,5 @@ def test_keras_fit_runs_in_quick_mode(capsys):
         assert "tapejax" in times and all(t > 0 for t in times.values())
     assert "jax.jit (XLA:CPU)" in results[next(k for k in results if k.startswith("conv"))]
     out = capsys.readouterr().out
-    assert "a 20-layer functional CNN" in out  # Input, 4 x (Conv2D, BatchNormalization, ReLU, MaxPool2D), Flatten, 2 Dense
+    # Input, 4 x (Conv2D, BatchNormalization, ReLU, MaxPool2D), Flatten, 2 Dense
+    assert "a 20-layer functional CNN" in out
