@@ -1,42 +1,204 @@
-"""`model.fit` for 3 epochs of an MLP on 10,000 samples (batch 32, Adam, sparse crossentropy, accuracy), tapejax or
-TensorFlow: `python -m benchmarks.keras_fit tapejax|tensorflow`. Prints the best of three fits of a fresh model
-(tracing and compiling included: each new model traces its step again) and the best of three later fits of a
-model that has already been fitted (its compiled step reused)."""
+"""tf.keras against TensorFlow, both in this process, interleaved (tapejax's run, then TF's, N times; the best of N):
+
+- `mlp`: `model.fit` for 3 epochs of an MLP on 10,000 samples (batch 32, Adam, sparse crossentropy, accuracy);
+- `build`: building a 20-layer functional CNN (Input, 4 x Conv2D/BatchNormalization/ReLU/MaxPool2D, Flatten,
+  2 Dense), a fresh model each time: time per model and per layer;
+- `cnn`: `model.fit` for 3 epochs of a small CNN (28x28x1, Conv2D 16 and 32 filters, MaxPool2D, Dense) on 10,000
+  samples, batch 128;
+- `conv`: that CNN's convolution layers alone (no pooling), forward and backward of a batch as one compiled step:
+  a `jax.jit` of `jax.lax.conv_general_dilated` (XLA:CPU's convolutions, no tapejax), a tapejax `tf.function` and
+  a TF `tf.function` (oneDNN's convolutions), to tell XLA's convolutions apart from tapejax's own overhead.
+
+Each `fit` is timed for a new model (compiling included: each new model traces its step again) and for a model
+already fitted (its compiled step reused).
+
+    python -m benchmarks.keras_fit [--quick] [mlp build cnn conv]
+
+`--quick` (used by tests/test_benchmarks.py) runs every workload on 256 samples (the convolutions on 16), once: it
+proves they run and asserts nothing about time.
+"""
 
 from __future__ import annotations
 
+import argparse
 import importlib
-import sys
 import time
+from collections.abc import Callable
 
 import numpy as np
 
+LIBRARIES = ("tapejax", "tensorflow")
 
-def main(library: str) -> None:
-    tf = importlib.import_module(library)
-    rng = np.random.default_rng(0)
-    x = rng.normal(size=(10_000, 32)).astype(np.float32)
-    y = rng.integers(0, 10, size=(10_000,))
 
-    def new_model() -> object:
-        model = tf.keras.Sequential([tf.keras.Input((32,)), tf.keras.layers.Dense(128, activation="relu"),
-                                     tf.keras.layers.Dense(128, activation="relu"), tf.keras.layers.Dense(10)])
-        model.compile(tf.keras.optimizers.Adam(1e-3),
-                      tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True), metrics=["accuracy"])
-        return model
+def _best(runs: dict[str, Callable[[], float]], repeats: int) -> dict[str, float]:
+    """The best of `repeats` rounds, each round running every library once, in turn (so load hits both alike)."""
+    times: dict[str, list[float]] = {name: [] for name in runs}
+    for _ in range(repeats):
+        for name, run in runs.items():
+            times[name].append(run())
+    return {name: min(values) for name, values in times.items()}
 
-    def timed_fit(model: object) -> float:
+
+def _fit_runs(tf, make: Callable[[object], object], x: np.ndarray, y: np.ndarray, batch: int,
+              epochs: int) -> tuple[Callable[[], float], Callable[[], float]]:
+    """A new model's fit (its compile included) and a fitted model's fit, as timing callables."""
+    def timed_fit(model) -> float:
         start = time.perf_counter()
-        model.fit(x, y, batch_size=32, epochs=3, verbose=0)
+        model.fit(x, y, batch_size=batch, epochs=epochs, verbose=0)
         return time.perf_counter() - start
 
-    fresh = min(timed_fit(new_model()) for _ in range(3))
-    model = new_model()
-    timed_fit(model)
-    warm = min(timed_fit(model) for _ in range(3))
-    print(f"{library}: fit of a new model {fresh:.2f} s, fit of a fitted model {warm:.2f} s "
-          "(3 epochs x 313 steps of 32)")
+    def fresh() -> float:  # building and compiling the model, then its first fit
+        start = time.perf_counter()
+        make(tf).fit(x, y, batch_size=batch, epochs=epochs, verbose=0)
+        return time.perf_counter() - start
+
+    fitted = make(tf)
+    timed_fit(fitted)
+    return fresh, lambda: timed_fit(fitted)
+
+
+def mlp(tf) -> object:
+    model = tf.keras.Sequential([tf.keras.Input((32,)), tf.keras.layers.Dense(128, activation="relu"),
+                                 tf.keras.layers.Dense(128, activation="relu"), tf.keras.layers.Dense(10)])
+    model.compile(tf.keras.optimizers.Adam(1e-3),
+                  tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True), metrics=["accuracy"])
+    return model
+
+
+def cnn20(tf) -> object:
+    """A 20-layer functional CNN: Input, 4 blocks of Conv2D/BatchNormalization/ReLU/MaxPool2D, Flatten, 2 Dense."""
+    layers = tf.keras.layers
+    inputs = tf.keras.Input((64, 64, 3))
+    h = inputs
+    for filters in (16, 32, 64, 64):
+        h = layers.Conv2D(filters, 3, padding="same", use_bias=False)(h)
+        h = layers.BatchNormalization()(h)
+        h = layers.ReLU()(h)
+        h = layers.MaxPool2D()(h)
+    h = layers.Dense(64, activation="relu")(layers.Flatten()(h))
+    return tf.keras.Model(inputs, layers.Dense(10)(h))
+
+
+def small_cnn(tf) -> object:
+    layers = tf.keras.layers
+    model = tf.keras.Sequential([tf.keras.Input((28, 28, 1)), layers.Conv2D(16, 3, activation="relu"),
+                                 layers.MaxPool2D(), layers.Conv2D(32, 3, activation="relu"), layers.MaxPool2D(),
+                                 layers.Flatten(), layers.Dense(10)])
+    model.compile(tf.keras.optimizers.Adam(1e-3),
+                  tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True), metrics=["accuracy"])
+    return model
+
+
+def _conv_runs(libs: dict[str, object], x: np.ndarray, repeats: int) -> dict[str, Callable[[], float]]:
+    """The small CNN's two convolutions (with bias and ReLU, no pooling: convolutions only), forward and backward of
+    one batch, compiled: a plain `jax.jit` step, tapejax's `tf.function` step and TF's."""
+    import jax
+    import jax.numpy as jnp
+
+    rng = np.random.default_rng(1)
+    w1 = rng.normal(size=(3, 3, 1, 16)).astype(np.float32) * 0.3
+    w2 = rng.normal(size=(3, 3, 16, 32)).astype(np.float32) * 0.1
+    b1, b2 = np.zeros(16, np.float32), np.zeros(32, np.float32)
+
+    def conv(h, w, b):
+        return jax.nn.relu(jax.lax.conv_general_dilated(h, w, (1, 1), "VALID",
+                                                        dimension_numbers=("NHWC", "HWIO", "NHWC")) + b)
+
+    def jax_loss(params, xb):
+        return jnp.sum(conv(conv(xb, params[0], params[1]), params[2], params[3]) ** 2)
+
+    jax_step = jax.jit(jax.value_and_grad(jax_loss))
+    params = tuple(jnp.asarray(p) for p in (w1, b1, w2, b2))
+    xb = jnp.asarray(x)
+
+    def tf_step(tf):
+        variables = [tf.Variable(p) for p in (w1, b1, w2, b2)]
+
+        @tf.function
+        def step(xb):
+            with tf.GradientTape() as tape:
+                h = tf.nn.relu(tf.nn.conv2d(xb, variables[0], 1, "VALID") + variables[1])
+                h = tf.nn.relu(tf.nn.conv2d(h, variables[2], 1, "VALID") + variables[3])
+                loss = tf.reduce_sum(h ** 2)
+            return loss, tape.gradient(loss, variables)
+        return step
+
+    steps = {name: tf_step(tf) for name, tf in libs.items()}
+    inputs = {name: tf.constant(x) for name, tf in libs.items()}
+
+    def timed(call: Callable[[], object]) -> Callable[[], float]:
+        def run() -> float:
+            start = time.perf_counter()
+            for _ in range(repeats):
+                out = call()
+            if hasattr(out[0], "numpy"):  # a tf.function's tensors: their values are computed
+                [v.numpy() for v in out[1]]
+            else:
+                jax.block_until_ready(out)
+            return (time.perf_counter() - start) / repeats
+        run()  # compiles
+        return run
+
+    runs = {"jax.jit (XLA:CPU)": timed(lambda: jax_step(params, xb))}
+    for name in libs:
+        runs[name] = timed(lambda name=name: steps[name](inputs[name]))
+    return runs
+
+
+def main(argv: list[str] | None = None) -> dict[str, dict[str, float]]:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="256 samples, one repetition: proves the workloads run")
+    parser.add_argument("workloads", nargs="*", default=["mlp", "build", "cnn", "conv"])
+    args = parser.parse_args(argv)
+    libs = {}
+    for name in LIBRARIES:
+        try:
+            libs[name] = importlib.import_module(name)
+        except ImportError:
+            print(f"{name} is not installed: not timed")
+    n, repeats = (256, 1) if args.quick else (10_000, 3)
+    rng = np.random.default_rng(0)
+    results: dict[str, dict[str, float]] = {}
+
+    def report(workload: str, what: str, times: dict[str, float], unit: str = "s", scale: float = 1.0) -> None:
+        results[f"{workload}: {what}"] = times
+        cells = ", ".join(f"{name} {t * scale:.3f} {unit}" for name, t in times.items())
+        ratio = (f" (TF / tapejax = {times['tensorflow'] / times['tapejax']:.2f}x)"
+                 if {"tapejax", "tensorflow"} <= times.keys() else "")
+        print(f"{workload}: {what}: {cells}{ratio}", flush=True)
+
+    if "mlp" in args.workloads:
+        x, y = rng.normal(size=(n, 32)).astype(np.float32), rng.integers(0, 10, size=(n,))
+        runs = {name: _fit_runs(tf, mlp, x, y, 32, 3) for name, tf in libs.items()}
+        report("mlp", f"fit 3 epochs of {n} (batch 32), a new model",
+               _best({name: r[0] for name, r in runs.items()}, repeats))
+        report("mlp", "the same, a fitted model", _best({name: r[1] for name, r in runs.items()}, repeats))
+    if "build" in args.workloads:
+        layers = {name: len(cnn20(tf).layers) for name, tf in libs.items()}
+
+        def build(tf) -> Callable[[], float]:
+            def run() -> float:
+                start = time.perf_counter()
+                cnn20(tf)
+                return time.perf_counter() - start
+            return run
+        times = _best({name: build(tf) for name, tf in libs.items()}, 3 * repeats)
+        report("build", f"a {layers['tapejax']}-layer functional CNN (64x64x3), per model", times, "ms", 1e3)
+        report("build", "per layer", {name: t / layers[name] for name, t in times.items()}, "ms", 1e3)
+    if "cnn" in args.workloads:
+        x = rng.normal(size=(n, 28, 28, 1)).astype(np.float32)
+        y = rng.integers(0, 10, size=(n,))
+        runs = {name: _fit_runs(tf, small_cnn, x, y, 128, 3) for name, tf in libs.items()}
+        report("cnn", f"fit 3 epochs of {n} 28x28x1 (batch 128), a new model",
+               _best({name: r[0] for name, r in runs.items()}, repeats))
+        report("cnn", "the same, a fitted model", _best({name: r[1] for name, r in runs.items()}, repeats))
+    if "conv" in args.workloads:
+        batch = 16 if args.quick else 128
+        x = rng.normal(size=(batch, 28, 28, 1)).astype(np.float32)
+        report("conv", f"the CNN's 2 convolutions (+ bias, ReLU), forward + backward of a batch of {batch}, per step",
+               _best(_conv_runs(libs, x, 2 if args.quick else 20), repeats), "ms", 1e3)
+    return results
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "tapejax")
+    main()
