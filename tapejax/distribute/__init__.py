@@ -6,6 +6,8 @@ over it, and `strategy.run(fn, args)` runs `fn` for every replica as one `jax.sh
 See the README's "tf.distribute" section for what works and what was verified against TensorFlow.
 """
 
+from tapejax.distribute import cluster_resolver as cluster_resolver
+from tapejax.distribute import experimental as experimental
 from tapejax.distribute._src.enums import ReduceOp as ReduceOp
 from tapejax.distribute._src.input import DistributedDataset as DistributedDataset
 from tapejax.distribute._src.input import InputContext as InputContext
@@ -16,6 +18,7 @@ from tapejax.distribute._src.replica import get_replica_context as get_replica_c
 from tapejax.distribute._src.replica import get_strategy as get_strategy
 from tapejax.distribute._src.replica import has_strategy as has_strategy
 from tapejax.distribute._src.replica import in_cross_replica_context as in_cross_replica_context
+from tapejax.distribute._src.multi_worker import MultiWorkerMirroredStrategy as MultiWorkerMirroredStrategy
 from tapejax.distribute._src.strategy import MirroredStrategy as MirroredStrategy
 from tapejax.distribute._src.strategy import OneDeviceStrategy as OneDeviceStrategy
 from tapejax.distribute._src.strategy import Strategy as Strategy
