@@ -141,6 +141,23 @@ class Strategy:
         """The replicas' values concatenated along `axis`."""
         return self._on_every_worker(reduction.gather(self, value, axis))
 
+    def reduce_to(self, reduce_op: Any, value: Any, destinations: Any = None, options: Any = None) -> Any:
+        """`strategy.extended.reduce_to`: the replicas' values combined element by element (the destinations are
+        every replica's devices here: the result is mirrored)."""
+        from tapejax.distribute._src import merge
+
+        return tf.nest.map_structure(merge.mirrored, self.reduce(reduce_op, value, axis=None))
+
+    def batch_reduce_to(self, reduce_op: Any, value_destination_pairs: Any, options: Any = None) -> list[Any]:
+        """`strategy.extended.batch_reduce_to`: `reduce_to` of each (value, destinations) pair."""
+        return [self.reduce_to(reduce_op, value, destinations) for value, destinations in value_destination_pairs]
+
+    def update(self, var: Any, fn: Callable, args: tuple = (), kwargs: dict | None = None, group: bool = True
+               ) -> Any:
+        """`strategy.extended.update`: `fn(var, *args, **kwargs)` on the mirrored variable (its copies stay equal,
+        since the arguments are mirrored values)."""
+        return fn(var, *args, **(kwargs or {}))
+
     def _on_every_worker(self, value: Any) -> Any:
         """A cross-replica result, readable by every process (one process here: as it is)."""
         return value
