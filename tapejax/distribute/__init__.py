@@ -22,4 +22,5 @@ from tapejax.distribute._src.multi_worker import MultiWorkerMirroredStrategy as 
 from tapejax.distribute._src.strategy import MirroredStrategy as MirroredStrategy
 from tapejax.distribute._src.strategy import OneDeviceStrategy as OneDeviceStrategy
 from tapejax.distribute._src.strategy import Strategy as Strategy
+from tapejax.distribute._src.tpu import TPUStrategy as TPUStrategy
 from tapejax.distribute._src.values import PerReplica as PerReplica

@@ -2,3 +2,4 @@
 
 from tapejax._src.cluster import SimpleClusterResolver as SimpleClusterResolver
 from tapejax._src.cluster import TFConfigClusterResolver as TFConfigClusterResolver
+from tapejax.distribute._src.tpu import TPUClusterResolver as TPUClusterResolver

@@ -1,4 +1,4 @@
-"""MultiWorkerMirroredStrategy's reading of TF_CONFIG, run under either library (`--lib tensorflow|tapejax`):
+"""MultiWorkerMirroredStrategy's reading of TF_CONFIG (and TPUStrategy on a machine without TPUs), run under either library (`--lib tensorflow|tapejax`):
 prints, as JSON, each configuration's outcome (the strategy's replicas and chief flag, or the exception's type).
 None of them starts a multi-worker job: each is a single worker or a configuration TF rejects first."""
 
@@ -46,6 +46,8 @@ def snippets(tf):
     for name, config in CONFIGS.items():
         yield name, lambda config=config: strategy(config)
     yield "resolver", resolver
+    yield "tpu_strategy_without_tpu", lambda: tf.distribute.TPUStrategy()
+    yield "tpu_resolver_without_tpu", lambda: tf.distribute.cluster_resolver.TPUClusterResolver()
     yield "cluster_spec", lambda: tf.train.ClusterSpec({"worker": WORKERS}).as_dict()
 
 

@@ -132,6 +132,8 @@ def test_tf_config_parsing_and_errors():
     for name in ("task_not_in_cluster", "index_too_big", "two_chiefs", "no_task", "no_task_type",
                  "unknown_task_type"):
         assert out[name]["error"][0] == "ValueError", name
+    assert out["tpu_strategy_without_tpu"]["error"][0] == "ValueError"  # TF: "Please provide a TPU Name..."
+    assert out["tpu_resolver_without_tpu"]["error"][0] == "ValueError"
     assert out["resolver"]["value"] == ["worker", 1, {"chief": ["127.0.0.1:5"],
                                                       "worker": ["127.0.0.1:1", "127.0.0.1:2"]}, "127.0.0.1:2"]
 

@@ -30,6 +30,7 @@ import numpy as np
 from tapejax._src import cluster as cluster_lib
 from tapejax._src import errors
 from tapejax._src.tensor import EagerTensor, Tensor
+from tapejax.distribute._src import merge
 from tapejax.distribute._src.strategy import Strategy
 
 COLLECTIVES_TOO_LATE = (
@@ -70,7 +71,80 @@ class CommunicationOptions:
         self.implementation = implementation
 
 
-class MultiWorkerMirroredStrategy(Strategy):
+class ProcessSpanningStrategy(Strategy):
+    """A strategy whose mesh may span several processes (`_num_workers` of them, this one `_worker_index`): each
+    process feeds its replicas' rows and reads cross-replica results replicated on its own devices."""
+
+    _num_workers = 1
+    _worker_index = 0
+    _task_type: str | None = None
+    _task_id: int | None = None
+
+    @property
+    def _local(self) -> list[Any]:
+        return [d for d in self._devices if d.process_index == jax.process_index()]
+
+    @property
+    def _is_chief(self) -> bool:
+        return self._worker_index == 0
+
+    @property
+    def should_checkpoint(self) -> bool:
+        return self._is_chief
+
+    @property
+    def should_save_summary(self) -> bool:
+        return self._is_chief
+
+    def _in_multi_worker_mode(self) -> bool:
+        return self._num_workers > 1
+
+    @property
+    def worker_devices(self) -> tuple[str, ...]:
+        job = f"/job:{self._task_type}/replica:0/task:{self._task_id}" if self._task_type else "/job:localhost/replica:0/task:0"
+        return tuple(f"{job}/device:{d.platform.upper()}:{i}" for i, d in enumerate(self._local))
+
+    def _local_replicas(self) -> list[int]:
+        return [i for i, d in enumerate(self._devices) if d.process_index == jax.process_index()]
+
+    def _input_context(self) -> Any:
+        from tapejax.distribute._src.input import InputContext
+
+        return InputContext(self._num_workers, self._worker_index, self.num_replicas_in_sync)
+
+    def _place_split(self, stacked: np.ndarray) -> Any:
+        """The replicas' stacked rows of a global batch: this worker keeps its replicas' rows (TF's DATA
+        sharding) and the workers' rows become one global array."""
+        if self._num_workers == 1:
+            return super()._place_split(stacked)
+        return jax.make_array_from_process_local_data(self._split, stacked[self._local_replicas()], stacked.shape)
+
+    def _on_every_worker(self, value: Any) -> Any:
+        """Reduced and gathered values replicated on every worker's devices, so each worker can read them."""
+        if self._num_workers == 1 or merge.in_map():
+            return value
+
+        def replicated(x: Any) -> Any:
+            if not isinstance(x, Tensor):
+                return x
+            array = x.value
+            if isinstance(array, jax.Array) and not isinstance(array, jax.core.Tracer):
+                if array.is_fully_replicated:
+                    return x
+                return EagerTensor(jax.jit(lambda a: a, out_shardings=self._replicated)(array))
+            return EagerTensor(jax.lax.with_sharding_constraint(array, self._replicated))
+
+        return jax.tree_util.tree_map(replicated, value, is_leaf=lambda x: isinstance(x, Tensor))
+
+    def _place_local(self, local: np.ndarray) -> Any:
+        """This worker's replicas' values, stacked: one global array of every worker's."""
+        if self._num_workers == 1:
+            return super()._place_local(local)
+        return jax.make_array_from_process_local_data(self._split, local)
+
+
+
+class MultiWorkerMirroredStrategy(ProcessSpanningStrategy):
     """Synchronous data parallelism over several workers (`tf.distribute.MultiWorkerMirroredStrategy`).
 
     Configured from `TF_CONFIG` (or `cluster_resolver`); a process without a cluster is one local worker. Every
@@ -119,65 +193,6 @@ class MultiWorkerMirroredStrategy(Strategy):
         else:
             devices = local
         super().__init__(devices)
-        self._local = [d for d in self._devices if d.process_index == jax.process_index()]
-
-    @property
-    def _is_chief(self) -> bool:
-        return self._worker_index == 0
-
-    @property
-    def should_checkpoint(self) -> bool:
-        return self._is_chief
-
-    @property
-    def should_save_summary(self) -> bool:
-        return self._is_chief
-
-    def _in_multi_worker_mode(self) -> bool:
-        return self._num_workers > 1
-
-    @property
-    def worker_devices(self) -> tuple[str, ...]:
-        job = f"/job:{self._task_type}/replica:0/task:{self._task_id}" if self._task_type else "/job:localhost/replica:0/task:0"
-        return tuple(f"{job}/device:{d.platform.upper()}:{i}" for i, d in enumerate(self._local))
-
-    def _local_replicas(self) -> list[int]:
-        return [i for i, d in enumerate(self._devices) if d.process_index == jax.process_index()]
-
-    def _input_context(self) -> Any:
-        from tapejax.distribute._src.input import InputContext
-
-        return InputContext(self._num_workers, self._worker_index, self.num_replicas_in_sync)
-
-    def _place_split(self, stacked: np.ndarray) -> Any:
-        """The replicas' stacked rows of a global batch: this worker keeps its replicas' rows (TF's DATA
-        sharding) and the workers' rows become one global array."""
-        if self._num_workers == 1:
-            return super()._place_split(stacked)
-        return jax.make_array_from_process_local_data(self._split, stacked[self._local_replicas()], stacked.shape)
-
-    def _on_every_worker(self, value: Any) -> Any:
-        """Reduced and gathered values replicated on every worker's devices, so each worker can read them."""
-        if self._num_workers == 1:
-            return value
-
-        def replicated(x: Any) -> Any:
-            if not isinstance(x, Tensor):
-                return x
-            array = x.value
-            if isinstance(array, jax.Array) and not isinstance(array, jax.core.Tracer):
-                if array.is_fully_replicated:
-                    return x
-                return EagerTensor(jax.jit(lambda a: a, out_shardings=self._replicated)(array))
-            return EagerTensor(jax.lax.with_sharding_constraint(array, self._replicated))
-
-        return jax.tree_util.tree_map(replicated, value, is_leaf=lambda x: isinstance(x, Tensor))
-
-    def _place_local(self, local: np.ndarray) -> Any:
-        """This worker's replicas' values, stacked: one global array of every worker's."""
-        if self._num_workers == 1:
-            return super()._place_local(local)
-        return jax.make_array_from_process_local_data(self._split, local)
 
 
 def _initialize(chief: str, num_processes: int, process_id: int, timeout: float) -> None:
