@@ -59,7 +59,8 @@ class TFConfigClusterResolver:
     `JSONDecodeError` (a ValueError), as in TF.
 
     >>> import os, tapejax as tf
-    >>> os.environ["TF_CONFIG"] = '{"cluster": {"worker": ["127.0.0.1:2222", "127.0.0.1:2223"]}, "task": {"type": "worker", "index": 1}}'
+    >>> os.environ["TF_CONFIG"] = ('{"cluster": {"worker": ["127.0.0.1:2222", "127.0.0.1:2223"]}, '
+    ...                            '"task": {"type": "worker", "index": 1}}')
     >>> r = tf.distribute.cluster_resolver.TFConfigClusterResolver()
     >>> r.task_type, r.task_id, r.cluster_spec().num_tasks("worker")
     ('worker', 1, 2)

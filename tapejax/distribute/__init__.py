@@ -1,8 +1,10 @@
-"""tf.distribute on JAX's sharding: a training step from one device to all the devices of this machine.
+"""tf.distribute on JAX's sharding: a training step from one device to all the devices of one machine or several.
 
 `MirroredStrategy` makes the devices one `jax.sharding.Mesh` axis; variables created in its `scope()` are
 replicated arrays on it (`NamedSharding(mesh, PartitionSpec())`), distributed datasets split each global batch
 over it, and `strategy.run(fn, args)` runs `fn` for every replica as one `jax.shard_map` inside one `jax.jit`.
+`MultiWorkerMirroredStrategy` (several processes, on `jax.distributed`) and `TPUStrategy` (JAX's TPU devices) run
+the same program on a mesh that may span processes; `merge_call` runs inside the same map.
 See the README's "tf.distribute" section for what works and what was verified against TensorFlow.
 """
 

@@ -2,5 +2,7 @@
 
 from tapejax.distribute._src.multi_worker import CommunicationImplementation as CommunicationImplementation
 from tapejax.distribute._src.multi_worker import CommunicationOptions as CommunicationOptions
-from tapejax.distribute._src.multi_worker import MultiWorkerMirroredStrategy as MultiWorkerMirroredStrategy
+from tapejax.distribute._src.multi_worker import (
+    ExperimentalMultiWorkerMirroredStrategy as MultiWorkerMirroredStrategy,
+)
 from tapejax.distribute._src.tpu import TPUStrategy as TPUStrategy

@@ -27,7 +27,10 @@ def data() -> tuple[np.ndarray, np.ndarray]:
 
 
 def main(mode: str, ckpt_dir: str) -> dict:
-    strategy = tf.distribute.MultiWorkerMirroredStrategy() if mode == "worker" else tf.distribute.OneDeviceStrategy("/cpu:0")
+    if mode == "worker":
+        strategy = tf.distribute.MultiWorkerMirroredStrategy()
+    else:
+        strategy = tf.distribute.OneDeviceStrategy("/cpu:0")
     x, y = data()
     dataset = tf.data.Dataset.from_tensor_slices((x, y)).batch(GLOBAL_BATCH)
     with strategy.scope():

@@ -1,6 +1,7 @@
-"""MultiWorkerMirroredStrategy's reading of TF_CONFIG (and TPUStrategy on a machine without TPUs), run under either library (`--lib tensorflow|tapejax`):
-prints, as JSON, each configuration's outcome (the strategy's replicas and chief flag, or the exception's type).
-None of them starts a multi-worker job: each is a single worker or a configuration TF rejects first."""
+"""MultiWorkerMirroredStrategy's reading of TF_CONFIG (and TPUStrategy on a machine without TPUs), run under either
+library (`--lib tensorflow|tapejax`): prints, as JSON, each configuration's outcome (the strategy's replicas and
+chief flag, or the exception's type). None of them starts a multi-worker job: each is a single worker or a
+configuration TF rejects first."""
 
 from __future__ import annotations
 

@@ -34,25 +34,27 @@ def _free_ports(n: int) -> list[int]:
 
 
 def _env(tf_config: dict) -> dict:
-    return dict(os.environ, TF_CONFIG=json.dumps(tf_config), XLA_FLAGS="--xla_force_host_platform_device_count=1",
+    return dict(os.environ, TF_CONFIG=json.dumps(tf_config) if tf_config else "", XLA_FLAGS="--xla_force_host_platform_device_count=1",
                 PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
 
 
-def _run_workers(tmp_path: pathlib.Path, timeout: float = 120) -> list[dict]:
+def _run_workers(tmp_path: pathlib.Path, timeout: float = 120) -> tuple[list[dict], dict]:
+    """The two workers and, at the same time, the one-process run of the same global batches."""
     workers = [f"127.0.0.1:{p}" for p in _free_ports(2)]
+    commands = [(["worker", str(tmp_path)], {"cluster": {"worker": workers}, "task": {"type": "worker", "index": i}})
+                for i in range(2)] + [(["single", str(tmp_path / "single")], {})]
     procs = []
     try:
-        for i in range(2):
-            config = {"cluster": {"worker": workers}, "task": {"type": "worker", "index": i}}
-            procs.append(subprocess.Popen([sys.executable, str(SCRIPT), "worker", str(tmp_path)], env=_env(config),
-                                          cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+        for args, config in commands:
+            procs.append(subprocess.Popen([sys.executable, str(SCRIPT), *args], env=_env(config), cwd=ROOT,
+                                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
         deadline = time.monotonic() + timeout
         outs = []
         for p in procs:
             stdout, stderr = p.communicate(timeout=max(1.0, deadline - time.monotonic()))
             assert p.returncode == 0, stderr[-4000:]
             outs.append(json.loads(stdout.strip().splitlines()[-1]))
-        return outs
+        return outs[:2], outs[2]
     finally:
         for p in procs:
             if p.poll() is None:
@@ -63,7 +65,8 @@ def _run_workers(tmp_path: pathlib.Path, timeout: float = 120) -> list[dict]:
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("multi_worker")
-    return _run_workers(tmp), run_json(SCRIPT, "single", str(tmp / "single"), devices=1), tmp
+    workers, single = _run_workers(tmp)
+    return workers, single, tmp
 
 
 def test_two_workers_train_as_one_process(runs):
@@ -78,8 +81,9 @@ def test_two_workers_train_as_one_process(runs):
 
 def test_each_worker_feeds_its_half_of_every_global_batch(runs):
     (chief, worker), _, _ = runs
-    sys.path.insert(0, str(SCRIPT.parent))
-    x, _ = __import__("multi_worker").data()
+    from tests.distribute.multi_worker import data
+
+    x, _ = data()
     batches = x[:, 0].reshape(4, 8)  # 4 global batches of 8; TF's DATA sharding: worker i gets rows 4i..4i+3
     assert np.allclose(np.array(chief["local_x"])[:, 0], batches[:, :4])
     assert np.allclose(np.array(worker["local_x"])[:, 0], batches[:, 4:])

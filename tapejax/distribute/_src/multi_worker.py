@@ -101,7 +101,8 @@ class ProcessSpanningStrategy(Strategy):
 
     @property
     def worker_devices(self) -> tuple[str, ...]:
-        job = f"/job:{self._task_type}/replica:0/task:{self._task_id}" if self._task_type else "/job:localhost/replica:0/task:0"
+        job = (f"/job:{self._task_type}/replica:0/task:{self._task_id}" if self._task_type
+               else "/job:localhost/replica:0/task:0")
         return tuple(f"{job}/device:{d.platform.upper()}:{i}" for i, d in enumerate(self._local))
 
     def _local_replicas(self) -> list[int]:
@@ -193,6 +194,15 @@ class MultiWorkerMirroredStrategy(ProcessSpanningStrategy):
         else:
             devices = local
         super().__init__(devices)
+
+
+class ExperimentalMultiWorkerMirroredStrategy(MultiWorkerMirroredStrategy):
+    """`tf.distribute.experimental.MultiWorkerMirroredStrategy`: TF's older signature, with the collective
+    implementation first (ignored, as `CommunicationOptions.implementation` is)."""
+
+    def __init__(self, communication: Any = CommunicationImplementation.AUTO, cluster_resolver: Any = None,
+                 communication_options: Any = None):
+        super().__init__(cluster_resolver=cluster_resolver, communication_options=communication_options)
 
 
 def _initialize(chief: str, num_processes: int, process_id: int, timeout: float) -> None:
