@@ -1,5 +1,5 @@
 """A small custom training loop under MultiWorkerMirroredStrategy (a dense model, Adam, a tf.function step with
-`strategy.run` and `strategy.reduce`). `python multi_worker.py worker CKPT_DIR` is one worker (configured by
+`strategy.run` and `strategy.reduce`), then Keras `fit`, a checkpoint saved and restored. `python multi_worker.py worker CKPT_DIR` is one worker (configured by
 TF_CONFIG); `python multi_worker.py single CKPT_DIR` runs the same global batches in one process without a
 strategy. Prints, as JSON, the losses, the weights and what the worker saw of its replicas."""
 
@@ -62,6 +62,14 @@ def main(mode: str, ckpt_dir: str) -> dict:
         out["losses"].append(float(step(inputs)))
     out["weights"] = [w.tolist() for w in model.get_weights()]
     out["iterations"] = int(optimizer.iterations.numpy())
+    # Keras fit under the same strategy: the workers' history and weights are one process's
+    with strategy.scope():
+        fitted = tf.keras.Sequential([
+            tf.keras.layers.Dense(4, activation="tanh", kernel_initializer=tf.keras.initializers.GlorotUniform(3)),
+            tf.keras.layers.Dense(2, kernel_initializer=tf.keras.initializers.GlorotUniform(4))])
+        fitted.compile(optimizer=tf.keras.optimizers.SGD(0.1), loss="mse")
+    out["fit_loss"] = fitted.fit(dataset, epochs=2, verbose=0).history["loss"]
+    out["fit_weights"] = [w.tolist() for w in fitted.get_weights()]
     if mode == "worker":
         # eager reduce and gather across the hosts, of each replica's id
         ids = strategy.run(lambda: tf.cast(tf.distribute.get_replica_context().replica_id_in_sync_group,
@@ -77,6 +85,10 @@ def main(mode: str, ckpt_dir: str) -> dict:
             ckpt_dir, f"workertemp_{resolver.task_id}")
         manager = tf.train.CheckpointManager(tf.train.Checkpoint(model=model), where, max_to_keep=1)
         out["saved"] = manager.save()
+        for v in model.trainable_variables:
+            v.assign(tf.zeros_like(v))
+        tf.train.Checkpoint(model=model).restore(out["saved"])
+        out["restored"] = [w.tolist() for w in model.get_weights()] == out["weights"]
     return out
 
 

@@ -1,7 +1,7 @@
-"""MultiWorkerMirroredStrategy across 2 processes on 127.0.0.1: a custom training loop gives one process's losses
-and weights; each worker fed its half of every global batch; reduce and gather cross the processes; only the
-chief writes the checkpoint. Also TF_CONFIG's errors and a worker whose chief never comes. Every process is
-started with a bounded wait and killed in a `finally`."""
+"""MultiWorkerMirroredStrategy across 2 processes on 127.0.0.1: a custom training loop and Keras `fit` give one
+process's losses and weights; each worker fed its half of every global batch; reduce and gather cross the
+processes; only the chief writes the checkpoint, which restores. Also TF_CONFIG's errors and a worker whose chief
+never comes. Every process is started with a bounded wait and killed in a `finally`."""
 
 from __future__ import annotations
 
@@ -79,6 +79,14 @@ def test_two_workers_train_as_one_process(runs):
         assert out["replicas"] == 2
 
 
+def test_keras_fit_on_two_workers_equals_one_process(runs):
+    (chief, worker), single, _ = runs
+    for out in (chief, worker):
+        np.testing.assert_allclose(out["fit_loss"], single["fit_loss"], rtol=1e-5)
+        for got, want in zip(out["fit_weights"], single["fit_weights"], strict=True):
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
 def test_each_worker_feeds_its_half_of_every_global_batch(runs):
     (chief, worker), _, _ = runs
     from tests.distribute.multi_worker import data
@@ -100,6 +108,7 @@ def test_only_the_chief_checkpoints(runs):
     assert chief["should_checkpoint"] is True and worker["should_checkpoint"] is False
     assert chief["saved"] == str(tmp / "ckpt-1")
     assert worker["saved"] == str(tmp / "workertemp_1" / "ckpt-1")  # TF's tutorial: a temporary copy
+    assert chief["restored"] is True and worker["restored"] is True  # restore into the mirrored variables
     import tapejax as tf
 
     reader = tf.train.CheckpointReader(chief["saved"])

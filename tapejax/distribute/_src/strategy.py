@@ -165,7 +165,10 @@ class Strategy:
     def experimental_local_results(self, value: Any) -> tuple[Any, ...]:
         """The values of each replica, as a tuple (a non-distributed value: a tuple of itself)."""
         if isinstance(value, PerReplica):
-            if value.even and len(self._local_replicas()) < self.num_replicas_in_sync:
+            if (value.even and len(self._local_replicas()) < self.num_replicas_in_sync
+                    and not isinstance(value.stacked.value, jax.core.Tracer)):
+                # this worker's replicas (TF's local results); inside a traced step the program is global and
+                # every replica's value is there
                 shards = sorted(value.stacked.value.addressable_shards, key=lambda s: s.index[0].start)
                 return tuple(tf.convert_to_tensor(np.asarray(s.data)[0]) for s in shards)
             return value.values
