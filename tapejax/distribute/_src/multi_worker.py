@@ -20,6 +20,7 @@ would terminate the process): the coordinator's port is probed before JAX is ask
 from __future__ import annotations
 
 import enum
+import functools
 import socket
 import time
 from typing import Any
@@ -120,6 +121,11 @@ class ProcessSpanningStrategy(Strategy):
             return super()._place_split(stacked)
         return jax.make_array_from_process_local_data(self._split, stacked[self._local_replicas()], stacked.shape)
 
+    @functools.cached_property
+    def _to_replicated(self) -> Any:
+        """One compiled copy to the replicated sharding (compiled once per shape, not once per call)."""
+        return jax.jit(lambda a: a, out_shardings=self._replicated)
+
     def _on_every_worker(self, value: Any) -> Any:
         """Reduced and gathered values replicated on every worker's devices, so each worker can read them."""
         if self._num_workers == 1 or merge.in_map():
@@ -132,7 +138,7 @@ class ProcessSpanningStrategy(Strategy):
             if isinstance(array, jax.Array) and not isinstance(array, jax.core.Tracer):
                 if array.is_fully_replicated:
                     return x
-                return EagerTensor(jax.jit(lambda a: a, out_shardings=self._replicated)(array))
+                return EagerTensor(self._to_replicated(array))
             return EagerTensor(jax.lax.with_sharding_constraint(array, self._replicated))
 
         return jax.tree_util.tree_map(replicated, value, is_leaf=lambda x: isinstance(x, Tensor))
