@@ -24,11 +24,12 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import jax
+from jax._src.array import ArrayImpl
 
 from . import caches, checking, dtypes, errors
 from .tensor import EagerTensor, Tensor, TensorShape, new_tid
 
-_ARRAY = type(jax.device_put(0.0))  # a concrete jax.Array (device_put: no compile at import, as jnp.zeros needs)
+_ARRAY = ArrayImpl  # the concrete jax.Array type (not a tracer), named without touching a backend at import
 _SLOT = Tensor.__dict__["_value"]  # the slot itself: a DeferredTensor keeps its Pending there
 raw = _SLOT.__get__  # a tensor's array, or its Pending if deferred: read without computing anything
 

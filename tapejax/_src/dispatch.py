@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import jax
+from jax._src.array import ArrayImpl
 import numpy as np
 
 from .context import CONTEXT
@@ -22,7 +23,7 @@ from .variable import Variable
 if TYPE_CHECKING:
     from .registry import OpDef
 
-_ARRAY = type(jax.device_put(0.0))  # a concrete jax.Array (not a tracer; device_put: no compile at import)
+_ARRAY = ArrayImpl  # the concrete jax.Array type (not a tracer), named without touching a backend at import
 _DIFFERENTIABLE_KINDS = frozenset("fcV")  # float, complex, bfloat16: the dtypes gradients flow through
 _raw = deferred.raw  # a tensor's array, or its Pending: read without computing a deferred value
 

@@ -268,7 +268,7 @@ class Function:
                 # traces ("Tracing") is shown once, by the trace that is kept.
                 started = time.perf_counter()
                 with contextlib.redirect_stdout(printed) if symbolic is not None else contextlib.nullcontext():
-                    concrete.trace(tensor_vals, tuple(v._value for v in variables), _NO_CALLS, symbolic)
+                    concrete.trace(tensor_vals, tuple(v._value for v in variables), _no_calls(), symbolic)
                 self._detector.trace_s += time.perf_counter() - started
                 sys.stdout.write(printed.getvalue())
             except Exception as e:
@@ -315,7 +315,7 @@ class Function:
     def _run(self, concrete: ConcreteFunction, variables: list[Variable], tensors: list[Tensor]) -> Any:
         if self._seed_epoch != _SEED_EPOCH[0]:  # tf.random.set_seed restarts the sequence of every function
             self._seed_epoch, self._calls = _SEED_EPOCH[0], 0
-        calls = jax.numpy.asarray(self._calls, np.uint32) if concrete.used_calls else _NO_CALLS
+        calls = jax.numpy.asarray(self._calls, np.uint32) if concrete.used_calls else _no_calls()
         self._calls += 1
         tapes = CONTEXT.tapes
         if not tapes:
@@ -336,7 +336,15 @@ class Function:
         return concrete.structure(results)
 
 
-_NO_CALLS = jax.device_put(np.asarray(0, np.uint32))  # device_put: no compile at import
+_NO_CALLS_ARRAY: list[Any] = []
+
+
+def _no_calls() -> Any:
+    """The call number of a function without random ops, placed once on first use (not at import: importing
+    tapejax must not start JAX's backend before a MultiWorkerMirroredStrategy calls jax.distributed.initialize)."""
+    if not _NO_CALLS_ARRAY:
+        _NO_CALLS_ARRAY.append(jax.device_put(np.asarray(0, np.uint32)))
+    return _NO_CALLS_ARRAY[0]
 _SEED_EPOCH = [0]  # bumped by tf.random.set_seed
 
 

@@ -6,6 +6,7 @@ Reading or writing a checkpoint needs the `google-crc32c` and `tensorboard` pack
 """
 
 from tapejax._src.checkpoint import Checkpoint as Checkpoint
+from tapejax._src.cluster import ClusterSpec as ClusterSpec
 from tapejax._src.checkpoint import CheckpointLoadStatus as CheckpointLoadStatus
 from tapejax._src.checkpoint_management import CheckpointManager as CheckpointManager
 from tapejax._src.checkpoint_management import CheckpointReader as CheckpointReader

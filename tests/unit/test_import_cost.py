@@ -33,3 +33,14 @@ def test_importing_tapejax_compiles_nothing():
     probe, at_import = map(int, done.stdout.split())
     assert probe >= 1
     assert at_import == 0
+
+
+def test_importing_tapejax_starts_no_backend():
+    # jax.distributed.initialize (MultiWorkerMirroredStrategy) must come before JAX's backend starts
+    probe = ("import jax._src.xla_bridge as xb\nimport tapejax, tapejax.keras\n"
+             "print(xb.backends_are_initialized())")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=300,
+                          cwd=REPO)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split()[-1] == "False"

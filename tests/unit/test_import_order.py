@@ -21,7 +21,7 @@ ORDER = ["dtypes", "errors", "string_values", "logs", "caches", "checking", "con
          "autograph_operators", "autograph", "signature", "concrete_function", "retrace_causes", "retracing", "function", "pure_state", "pure_function",
          "compile_stats", "printing",
          "summary_writer", "summary_encoding", "summary_ops", "devices", "logical_devices", "host_callback",
-         "checkpoint_table", "checkpoint_bundle", "checkpoint_graph", "checkpoint_management", "checkpoint",
+         "cluster", "checkpoint_table", "checkpoint_bundle", "checkpoint_graph", "checkpoint_management", "checkpoint",
          "saved_model", "saved_model_load"]
 
 

@@ -56,7 +56,7 @@ class DistributedDataset:
         self._per_replica = per_replica  # distribute_datasets_from_function: batches are per replica already
 
     def __iter__(self) -> Any:
-        n = self._strategy.num_replicas_in_sync
+        n = len(self._strategy._local_replicas())  # this worker's replicas
         it = iter(self._dataset)
         if not self._per_replica:
             for element in it:
@@ -91,17 +91,27 @@ def split(strategy: Any, x: Any) -> Any:
     b = array.shape[0]
     per = -(-b // n)
     if per * n == b:
-        stacked = array.reshape((n, per) + array.shape[1:])
-        return PerReplica(stacked=EagerTensor(jax.device_put(stacked, strategy._split)))
+        return PerReplica(stacked=EagerTensor(strategy._place_split(array.reshape((n, per) + array.shape[1:]))))
+    _check_one_worker(strategy)
     return PerReplica(values=[EagerTensor(jax.device_put(array[min(i * per, b):min((i + 1) * per, b)], d))
                               for i, d in enumerate(strategy._devices)])
 
 
 def per_replica_of(strategy: Any, values: list[Any], pad: int | None = None) -> PerReplica:
-    """Replica i's value is `values[i]` (empty batches of the same shape for missing replicas, up to `pad`)."""
+    """Replica i's value is `values[i]` (empty batches of the same shape for missing replicas, up to `pad`); under
+    MultiWorkerMirroredStrategy `values` are this worker's replicas' and `pad` their count."""
     arrays = [np.asarray(v) for v in values]
     if pad is not None and len(arrays) < pad:
         arrays += [np.zeros((0,) + arrays[0].shape[1:], arrays[0].dtype)] * (pad - len(arrays))
     if all(a.shape == arrays[0].shape for a in arrays):
-        return PerReplica(stacked=EagerTensor(jax.device_put(np.stack(arrays), strategy._split)))
+        return PerReplica(stacked=EagerTensor(strategy._place_local(np.stack(arrays))))
+    _check_one_worker(strategy)
     return PerReplica(values=[EagerTensor(jax.device_put(a, d)) for a, d in zip(arrays, strategy._devices)])
+
+
+def _check_one_worker(strategy: Any) -> None:
+    if len(strategy._local_replicas()) < strategy.num_replicas_in_sync:
+        raise NotImplementedError(
+            "Under tapejax's MultiWorkerMirroredStrategy every replica's batch must have one shape (the workers' "
+            "rows form one global array): batch with `drop_remainder=True`, or make the global batch size a "
+            "multiple of `strategy.num_replicas_in_sync`.")

@@ -14,7 +14,7 @@ import jax
 
 import tapejax as tf
 from tapejax._src.tensor import EagerTensor
-from tapejax.distribute._src import enums
+from tapejax.distribute._src import enums, merge
 from tapejax.distribute._src.values import PerReplica
 
 
@@ -34,6 +34,8 @@ def reduce(strategy: Any, reduce_op: Any, value: Any, axis: int | None) -> Any:
     op = enums.reduce_op(reduce_op)
 
     def one(x: Any) -> Any:
+        if isinstance(x, merge.MergedPerReplica) and axis is None:
+            return merge.reduced(op, x)
         if not isinstance(x, PerReplica):
             x = tf.convert_to_tensor(x)
             if axis is None:

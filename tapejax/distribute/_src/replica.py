@@ -72,9 +72,12 @@ class ReplicaContext:
         return tf.nest.map_structure(gather, value)
 
     def merge_call(self, merge_fn: Any, args: tuple = (), kwargs: Any = None) -> Any:
-        raise NotImplementedError(
-            "tapejax's tf.distribute runs a replica function once for all replicas (one shard_map), so "
-            "`merge_call` is not provided: use `all_reduce` or `all_gather` of the replica context instead.")
+        """Calls `merge_fn(strategy, *args, **kwargs)` once in the cross-replica context, the tensors of `args`
+        as `PerReplica` values of every replica; each replica gets its part of the result (see merge.py: inside
+        the replicas' map, `merge_fn`'s reductions and gathers are collectives)."""
+        from tapejax.distribute._src import merge
+
+        return merge.call(self, merge_fn, tuple(args), dict(kwargs or {}))
 
     def merged_gradients(self, grads: list[Any], variables_: list[Any]) -> list[Any]:
         """The gradients an optimizer applies inside `strategy.run`: summed over the replicas, as Keras sums

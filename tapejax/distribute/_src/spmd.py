@@ -31,7 +31,7 @@ from tapejax._src.concrete_function import _Trace, _tracing
 from tapejax._src.context import CONTEXT
 from tapejax._src.tensor import EagerTensor, Tensor, _Operators
 from tapejax._src.variable import Variable
-from tapejax.distribute._src import enums, replica, variables
+from tapejax.distribute._src import enums, merge, replica, variables
 from tapejax.distribute._src.values import PerReplica
 
 AXIS = replica.AXIS
@@ -129,8 +129,11 @@ def run(strategy: Any, fn: Any, args: tuple, kwargs: dict) -> Any:
         outer.assign(v, value)
     out_tree, out_leaves = holder["out"]
     stacked = iter(outs)
-    results = [PerReplica(stacked=EagerTensor(next(stacked))) if isinstance(leaf, _Operators) else leaf
+    # a value merge_fn computed for all replicas comes back as one tensor (TF's regrouping of equal values)
+    results = [(EagerTensor(next(stacked)[0]) if isinstance(leaf, Tensor) and merge.is_cross_replica(leaf)
+                else PerReplica(stacked=EagerTensor(next(stacked)))) if isinstance(leaf, _Operators) else leaf
                for leaf in out_leaves]
+    merge.forget()
     return jax.tree_util.tree_unflatten(out_tree, results)
 
 

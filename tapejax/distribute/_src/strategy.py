@@ -46,6 +46,33 @@ class Strategy:
     def worker_devices(self) -> tuple[str, ...]:
         return tuple(f"/job:localhost/replica:0/task:0/device:{d.platform.upper()}:{d.id}" for d in self._devices)
 
+    @property
+    def should_checkpoint(self) -> bool:
+        """Whether this worker should write checkpoints (`strategy.extended.should_checkpoint`): one worker here."""
+        return True
+
+    @property
+    def should_save_summary(self) -> bool:
+        return True
+
+    def _in_multi_worker_mode(self) -> bool:
+        return False
+
+    def _local_replicas(self) -> list[int]:
+        """The indices of the replicas this process feeds (all of them but under MultiWorkerMirroredStrategy)."""
+        return list(range(len(self._devices)))
+
+    def _input_context(self) -> input_lib.InputContext:
+        return input_lib.InputContext(1, 0, self.num_replicas_in_sync)
+
+    def _place_split(self, stacked: np.ndarray) -> Any:
+        """A global batch's rows stacked by replica `[replicas, rows, ...]`, each device holding its replica's."""
+        return jax.device_put(stacked, self._split)
+
+    def _place_local(self, local: np.ndarray) -> Any:
+        """This process's replicas' values stacked `[local replicas, ...]`, as one array over the mesh."""
+        return jax.device_put(local, self._split)
+
     def _replicate(self, array: Any) -> Any:
         """An array placed on every replica's device (what a mirrored variable holds)."""
         if len(self._devices) == 1:
@@ -108,15 +135,42 @@ class Strategy:
     def reduce(self, reduce_op: Any, value: Any, axis: int | None) -> Any:
         """Combines the replicas' values: SUM or MEAN over the replicas, and with `axis` also along that axis
         of each value (MEAN weighting each replica by its element count)."""
-        return reduction.reduce(self, reduce_op, value, axis)
+        return self._on_every_worker(reduction.reduce(self, reduce_op, value, axis))
 
     def gather(self, value: Any, axis: int) -> Any:
         """The replicas' values concatenated along `axis`."""
-        return reduction.gather(self, value, axis)
+        return self._on_every_worker(reduction.gather(self, value, axis))
+
+    def reduce_to(self, reduce_op: Any, value: Any, destinations: Any = None, options: Any = None) -> Any:
+        """`strategy.extended.reduce_to`: the replicas' values combined element by element (the destinations are
+        every replica's devices here: the result is mirrored)."""
+        from tapejax.distribute._src import merge
+
+        return tf.nest.map_structure(merge.mirrored, self.reduce(reduce_op, value, axis=None))
+
+    def batch_reduce_to(self, reduce_op: Any, value_destination_pairs: Any, options: Any = None) -> list[Any]:
+        """`strategy.extended.batch_reduce_to`: `reduce_to` of each (value, destinations) pair."""
+        return [self.reduce_to(reduce_op, value, destinations) for value, destinations in value_destination_pairs]
+
+    def update(self, var: Any, fn: Callable, args: tuple = (), kwargs: dict | None = None, group: bool = True
+               ) -> Any:
+        """`strategy.extended.update`: `fn(var, *args, **kwargs)` on the mirrored variable (its copies stay equal,
+        since the arguments are mirrored values)."""
+        return fn(var, *args, **(kwargs or {}))
+
+    def _on_every_worker(self, value: Any) -> Any:
+        """A cross-replica result, readable by every process (one process here: as it is)."""
+        return value
 
     def experimental_local_results(self, value: Any) -> tuple[Any, ...]:
         """The values of each replica, as a tuple (a non-distributed value: a tuple of itself)."""
         if isinstance(value, PerReplica):
+            if (value.even and len(self._local_replicas()) < self.num_replicas_in_sync
+                    and not isinstance(value.stacked.value, jax.core.Tracer)):
+                # this worker's replicas (TF's local results); inside a traced step the program is global and
+                # every replica's value is there
+                shards = sorted(value.stacked.value.addressable_shards, key=lambda s: s.index[0].start)
+                return tuple(tf.convert_to_tensor(np.asarray(s.data)[0]) for s in shards)
             return value.values
         return (value,)
 
@@ -131,8 +185,7 @@ class Strategy:
                                           ) -> input_lib.DistributedDataset:
         """Calls `dataset_fn(tf.distribute.InputContext)` for the one input pipeline of this machine; its
         batches are per-replica batches, dealt to the replicas in turn."""
-        context = input_lib.InputContext(1, 0, self.num_replicas_in_sync)
-        return input_lib.DistributedDataset(self, dataset_fn(context), per_replica=True)
+        return input_lib.DistributedDataset(self, dataset_fn(self._input_context()), per_replica=True)
 
     def experimental_distribute_values_from_function(self, value_fn: Callable) -> PerReplica:
         values = [value_fn(input_lib.ValueContext(i, self.num_replicas_in_sync))
@@ -175,6 +228,33 @@ class _DefaultDistributionStrategy(Strategy):
 
     def __init__(self):
         super().__init__([jax.local_devices()[0]])
+
+    @property
+    def should_checkpoint(self) -> bool:
+        """Whether this worker should write checkpoints (`strategy.extended.should_checkpoint`): one worker here."""
+        return True
+
+    @property
+    def should_save_summary(self) -> bool:
+        return True
+
+    def _in_multi_worker_mode(self) -> bool:
+        return False
+
+    def _local_replicas(self) -> list[int]:
+        """The indices of the replicas this process feeds (all of them but under MultiWorkerMirroredStrategy)."""
+        return list(range(len(self._devices)))
+
+    def _input_context(self) -> input_lib.InputContext:
+        return input_lib.InputContext(1, 0, self.num_replicas_in_sync)
+
+    def _place_split(self, stacked: np.ndarray) -> Any:
+        """A global batch's rows stacked by replica `[replicas, rows, ...]`, each device holding its replica's."""
+        return jax.device_put(stacked, self._split)
+
+    def _place_local(self, local: np.ndarray) -> Any:
+        """This process's replicas' values stacked `[local replicas, ...]`, as one array over the mesh."""
+        return jax.device_put(local, self._split)
 
     def _replicate(self, array: Any) -> Any:
         return array
