@@ -4,8 +4,9 @@ A speed layer over the plain path (lowering.replay_fn, and the eager sweep for a
 seen once runs without compiling; a structure that repeats runs one cached XLA executable, which also returns the
 values of the deferred ops still alive (deferred.py), so a training step's forward pass and gradient are one
 dispatch. `Policy` decides when a compile pays back (DESIGN invariant 12): never for a program over its size bound,
-and for a large one only after enough runs. In checking mode (checking.py) every compiled run is compared with the
-plain path.
+and for a large one only after enough runs. A program with an op-by-op path compiles in the background
+(background.py) and runs op by op until its executable is ready. In checking mode (checking.py) every compiled run
+is compared with the plain path.
 """
 
 from __future__ import annotations
@@ -109,7 +110,9 @@ class Lowered:
         """Runs a transformation: through one cached `jax.jit` executable once the structure repeats.
 
         Until `POLICY` says that compiling pays back, `eager()` computes the answer without a structure-specific
-        executable (sweep.py: op by op, each op's VJP an executable shared by every structure that uses the op).
+        executable (sweep.py: op by op, each op's VJP an executable shared by every structure that uses the op),
+        and then too until the executable, compiled on the background worker, is ready (background.py; with it
+        turned off, the run that decides compiles at once).
         Without `eager`, the transformation compiles at once: evaluating a vmapped or nested transformation op by
         op would compile more small executables than the one jit does (measured in docs/design.md); over the
         size bound it runs un-jitted. A program with a step that has an eager rule (OpDef.backward: a custom
