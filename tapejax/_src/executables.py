@@ -87,7 +87,7 @@ class Lowered:
         self._always_eager = program.eager_backward
         self._runs: dict[Any, int] = {}  # kind -> eager runs so far (the history bound's count)
         self._stats = stats if stats is not None else collections.Counter()
-        # (kind, wanted) -> (future of the background compile, spans); the future failed: runs op by op for good
+        # (kind, wanted) -> (future of its background compile, (jitted fn, spans)); failed: op by op for good
         self._pending: dict[Any, tuple[Any, list]] = {}
 
     def memo(self, key: Any, make: Callable[[], Any]) -> Any:
