@@ -1,7 +1,9 @@
 """tf.config: the switches TF code sets around tf.function and devices."""
 
 from tapejax import config_experimental as experimental
+from tapejax._src.background import experimental_background_compile as experimental_background_compile
 from tapejax._src.checking import experimental_check as experimental_check
+from tapejax._src.compilation_cache import experimental_compilation_cache as experimental_compilation_cache
 from tapejax._src.devices import LogicalDevice as LogicalDevice
 from tapejax._src.devices import PhysicalDevice as PhysicalDevice
 from tapejax._src.devices import list_logical_devices as list_logical_devices

@@ -1,5 +1,6 @@
 """tf.debugging, and tapejax's explanations of None gradients and of retracing."""
 
+from tapejax._src.background import wait_for_compiles as wait_for_compiles
 from tapejax._src.compile_stats import compile_stats as compile_stats
 from tapejax._src.compile_stats import enable_retrace_warnings as enable_retrace_warnings
 from tapejax._src.compile_stats import explain_retrace as explain_retrace

@@ -11,3 +11,10 @@ settings.register_profile(
     "ci", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
+
+# Background compilation (tapejax/_src/background.py) is off for the suite: its tests count compiles run by run
+# and expect a repeated structure's second run to compile. tests/unit/test_background_compile.py and
+# tests/properties/test_background_compile_properties.py turn it on, and compare it with this.
+from tapejax._src import background  # noqa: E402
+
+background.FLAG.on = False

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import executables, retracing
+from . import background, executables, retracing
 
 
 def _detector(fn: Any) -> retracing.Detector:
@@ -69,9 +69,12 @@ def compile_stats() -> dict[str, Any]:
         or None);
       - "tape": for gradients of eager tapes, "structures" (trace structures cached), "compiled" (executables
         made for them), "eager_runs" (runs without an executable, by reason: "history", a structure not yet
-        repeated enough to pay back a compile; "size", over the size bound; "custom gradient"), and
-        "most_run" (the 10 most-run structures: their steps, runs op by op, executables). A structure that
-        changes on every call shows as many structures, each run once, none compiled.
+        repeated enough to pay back a compile; "size", over the size bound; "custom gradient"; "compiling",
+        while its executable compiles in the background; "compile error", after that compile failed),
+        "most_run" (the 10 most-run structures: their steps, runs op by op, executables), and "background"
+        (compiles done on the background worker, their seconds, and the compiles that failed, which leave
+        their structure on the op-by-op path). A structure that changes on every call shows as many
+        structures, each run once, none compiled.
 
     `tf.debugging.clear_caches()` resets the tape counters.
 
@@ -99,7 +102,9 @@ def compile_stats() -> dict[str, Any]:
     structures.sort(key=lambda s: -s["eager_runs"] - s["executables"])
     tape = {"structures": len(structures), "compiled": stats.get("compiled", 0),
             "eager_runs": {key.split(": ", 1)[1]: n for key, n in stats.items() if key.startswith("eager: ")},
-            "most_run": structures[:10]}
+            "most_run": structures[:10],
+            "background": {"compiles": background.STATS["compiles"], "compile_s": background.STATS["compile_s"],
+                           "errors": background.STATS["errors"]}}
     return {"functions": functions, "tape": tape}
 
 

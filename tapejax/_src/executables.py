@@ -4,8 +4,9 @@ A speed layer over the plain path (lowering.replay_fn, and the eager sweep for a
 seen once runs without compiling; a structure that repeats runs one cached XLA executable, which also returns the
 values of the deferred ops still alive (deferred.py), so a training step's forward pass and gradient are one
 dispatch. `Policy` decides when a compile pays back (DESIGN invariant 12): never for a program over its size bound,
-and for a large one only after enough runs. In checking mode (checking.py) every compiled run is compared with the
-plain path.
+and for a large one only after enough runs. A program with an op-by-op path compiles in the background
+(background.py) and runs op by op until its executable is ready. In checking mode (checking.py) every compiled run
+is compared with the plain path.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any
 
 import jax
 
-from . import caches, checking, deferred, errors
+from . import background, caches, checking, deferred, errors
 from .lowering import Program, replay_fn
 
 
@@ -64,13 +65,14 @@ class Policy:
 
 
 POLICY = Policy()
+_CLAIMED = (None, None)  # a background compile being lowered by another thread (Lowered._background)
 
 
 class Lowered:
     """A program's replay function and its JAX transformations, compiled once the structure repeats."""
 
     __slots__ = ("program", "replay", "forward_replay", "_transforms", "_compiled", "_memo", "_always_eager",
-                 "_runs", "_stats")
+                 "_runs", "_stats", "_pending")
 
     def __init__(self, program: Program, stats: collections.Counter | None = None):
         self.program = program
@@ -85,6 +87,8 @@ class Lowered:
         self._always_eager = program.eager_backward
         self._runs: dict[Any, int] = {}  # kind -> eager runs so far (the history bound's count)
         self._stats = stats if stats is not None else collections.Counter()
+        # (kind, wanted) -> (future of its background compile, (jitted fn, spans)); failed: op by op for good
+        self._pending: dict[Any, tuple[Any, list]] = {}
 
     def memo(self, key: Any, make: Callable[[], Any]) -> Any:
         """A value derived from this structure (e.g. the OpDef a call is recorded under), made once."""
@@ -106,7 +110,9 @@ class Lowered:
         """Runs a transformation: through one cached `jax.jit` executable once the structure repeats.
 
         Until `POLICY` says that compiling pays back, `eager()` computes the answer without a structure-specific
-        executable (sweep.py: op by op, each op's VJP an executable shared by every structure that uses the op).
+        executable (sweep.py: op by op, each op's VJP an executable shared by every structure that uses the op),
+        and then too until the executable, compiled on the background worker, is ready (background.py; with it
+        turned off, the run that decides compiles at once).
         Without `eager`, the transformation compiles at once: evaluating a vmapped or nested transformation op by
         op would compile more small executables than the one jit does (measured in docs/design.md); over the
         size bound it runs un-jitted. A program with a step that has an eager rule (OpDef.backward: a custom
@@ -151,8 +157,15 @@ class Lowered:
             executables = self._compiled[kind] = {}
         compiled = executables.get(wanted)
         if compiled is None:
-            self._stats["compiled"] += 1
-            compiled = executables[wanted] = self._jit(kind, build, len(leaves), len(consts), wanted)
+            if eager is not None and background.FLAG.on:
+                compiled = self._background(kind, build, flat, len(leaves), len(consts), wanted)
+                if compiled is None:  # compiling on the worker: this run op by op, as before the compile
+                    deferred.compute_all(apps)
+                    return eager()
+            else:
+                self._stats["compiled"] += 1
+                compiled = self._jit(kind, build, len(leaves), len(consts), wanted)
+            executables[wanted] = compiled
         fn, spans = compiled
         try:
             outs = fn(*flat)
@@ -167,6 +180,51 @@ class Lowered:
         for k, start, stop in spans:
             apps[k].set(outs[start:stop])
         return outs[:spans[0][1]]  # the transformation's own outputs: those before the first step value
+
+    def _background(self, kind: Any, build: Callable, flat: tuple, n_leaves: int, n_consts: int,
+                    wanted: tuple[int, ...]) -> tuple[Callable, list] | None:
+        """The executable for (kind, wanted) if its background compile is done; else None, after queueing the
+        compile on its first call (background.py). A compile that failed leaves None for good."""
+        key = (kind, wanted)
+        job = self._pending.get(key)
+        if job is None:
+            with background.CLAIM:  # one thread lowers and submits a structure; the others run op by op
+                job = self._pending.get(key)
+                if job is None and not background.full():
+                    job = self._pending[key] = _CLAIMED
+                    claimed = True
+                else:
+                    claimed = False
+            if claimed:
+                job = self._submit(key, flat, build, n_leaves, n_consts)
+        future, compiled = job if job is not None else (None, None)
+        if future is None or not future.done():
+            self._stats["eager: compiling"] += 1
+            return None
+        if future.cancelled() or future.exception() is not None:
+            self._stats["eager: compile error"] += 1
+            return None
+        self._pending.pop(key, None)
+        return compiled
+
+    def _submit(self, key: Any, flat: tuple, build: Callable, n_leaves: int, n_consts: int) -> tuple | None:
+        """Lowers (kind, wanted) here, on the caller's thread, and queues its XLA compile on the worker: JAX's
+        thread-local settings (the default device) apply as for a call, and `fn` later finds the executable in
+        JAX's own caches. The queue full (or the process exiting): None, and a later run asks again."""
+        kind, wanted = key
+        try:
+            fn, spans = self._jit(kind, build, n_leaves, n_consts, wanted)
+            lowered = fn.lower(*[deferred._struct(x.aval) if type(x) is deferred.Pending else x for x in flat])
+            future = background.submit(lowered.compile)
+        except BaseException:
+            self._pending.pop(key, None)
+            raise
+        if future is None:
+            self._pending.pop(key, None)
+            return None
+        self._stats["compiled"] += 1
+        job = self._pending[key] = (future, (fn, spans))
+        return job
 
     def _check(self, kind: Any, build: Callable, args: tuple, eager: Callable[[], Any] | None,
                apps: Sequence[deferred.Application | None], outs: Sequence[Any], spans: Sequence[tuple]) -> Any:
@@ -255,6 +313,7 @@ class Cache:
         with self._lock:
             self._items.clear()
             self.stats.clear()
+            background.STATS.clear()
 
     def summaries(self) -> list[dict[str, Any]]:
         with self._lock:

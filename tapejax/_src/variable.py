@@ -17,7 +17,7 @@ import numpy as np
 from . import dtypes, errors
 from .tensor import OPERATORS, EagerTensor, Tensor, TensorShape, _Operators, new_tid, numpy_text
 from .context import CONTEXT
-from .convert import to_array
+from .convert import literal, to_array
 
 _new_uid: Callable[[], int] = itertools.count(1).__next__
 
@@ -33,6 +33,15 @@ class override_values:
 
     def __exit__(self, *exc: object) -> None:
         CONTEXT.values = self._saved
+
+
+def _own(array: jax.Array) -> jax.Array:
+    """`array`, or a copy of it if it is the interned array of a Python number (convert.literal): a variable's value
+    changes, so a trace must capture it as an argument, not bake it into a program by value. Otherwise a learning
+    rate assigned from Python floats made a new trace structure, and a new executable, for every value."""
+    if CONTEXT.trace is None and literal(array) is not None:
+        return array.copy()
+    return array
 
 
 class Variable(_Operators):
@@ -92,7 +101,7 @@ class Variable(_Operators):
                 "function is traced (constants, initializers, numpy), not from the function's arguments or "
                 "other traced tensors. Create the variable outside the function, or assign the traced value to it "
                 "after creating it.")
-        self._value: jax.Array = jax.numpy.asarray(value)
+        self._value: jax.Array = _own(jax.numpy.asarray(value))
         self._uid = _new_uid()
         base = "Variable" if name is None else name
         self._name = "/".join([*CONTEXT.name_scopes, base]) + ":0"
@@ -156,7 +165,7 @@ class Variable(_Operators):
                 f"Cannot assign value to variable ' {self._name}': Shape mismatch.The variable shape "
                 f"{self._shape}, and the assigned value shape {TensorShape(array.shape)} are incompatible."
             )
-        return array if isinstance(array, jax.Array) else jax.numpy.asarray(array)
+        return _own(array if isinstance(array, jax.Array) else jax.numpy.asarray(array))
 
     def _set(self, value: jax.Array, read_value: bool, tid: int = 0) -> Any:
         if CONTEXT.trace is not None:

@@ -132,3 +132,19 @@ def test_the_checking_mode_still_checks_what_the_policy_compiles(policy, monkeyp
         lowered._compiled[kind][wanted] = (wrong(fn), spans)
     with pytest.raises(checking.CheckError, match="executable cache"):
         _gradient_step(w, 10)
+
+
+def test_a_variable_assigned_python_numbers_shares_one_executable(policy):
+    # A learning rate assigned from Python floats: its value is an argument of the executable, not a literal baked
+    # into the program, so every value runs the same executable (before: one structure and compile per value).
+    w = tf.Variable(W0)
+    lr = tf.Variable(0.1)
+    for scale in (1.5, 1.5, 2.5, 2.5, 3.5, 3.5):
+        lr.assign(scale)
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(tf.tanh(w) * lr)
+        grad = tape.gradient(loss, w).numpy()
+        np.testing.assert_allclose(grad, scale * (1 - np.tanh(W0) ** 2), rtol=1e-5)
+    assert len(executables.CACHE) == 1
+    assert executables.CACHE.stats == {"eager: history": 1, "compiled": 1}
+    assert float(lr.numpy()) == 3.5 and lr.dtype == tf.float32
