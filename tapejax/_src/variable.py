@@ -92,7 +92,10 @@ class Variable(_Operators):
                 "function is traced (constants, initializers, numpy), not from the function's arguments or "
                 "other traced tensors. Create the variable outside the function, or assign the traced value to it "
                 "after creating it.")
-        self._value: jax.Array = jax.numpy.asarray(value)
+        # device_put moves a numpy value without compiling (jnp.asarray compiles a conversion per new shape: a
+        # Keras model's weights made from numpy initial values cost one compile each)
+        self._value: jax.Array = (jax.device_put(value) if type(value) is np.ndarray and value.dtype != object
+                                  else jax.numpy.asarray(value))
         self._uid = _new_uid()
         base = "Variable" if name is None else name
         self._name = "/".join([*CONTEXT.name_scopes, base]) + ":0"
