@@ -112,6 +112,8 @@ MOVES = {
     "stack": lambda x: tf.stack([x, x], axis=1),
     "broadcast": lambda x: tf.broadcast_to(x[:1], tf.shape(x)),
     "scalar": lambda x: x[1, 2],
+    "split": lambda x: tf.split(x, [1, x.shape[0] - 1])[1],
+    "bfloat16": lambda x: tf.reverse(tf.cast(x, tf.bfloat16), [1]),
     "size of the first dimension": lambda x: tf.cast(tf.shape(x)[0], tf.float32),
 }
 
