@@ -74,7 +74,7 @@ def to_array(value: Any, dtype: dtypes.DType | None = None, hint: dtypes.DType |
                              repr(value))
         if array is None:
             host = _convert(value, dtype, hint, from_python)
-            array = jnp.asarray(host)
+            array = jax.device_put(host)  # jnp.asarray would compile a conversion once per dtype
             if isinstance(array, jax.core.Tracer):
                 return array  # made inside a JAX trace that does not fold constants: it must not outlive it
             with _SCALARS.lock:  # both or neither: a literal's id must not outlive the array that _SCALARS keeps

@@ -14,7 +14,7 @@ from jax._src.array import ArrayImpl
 import numpy as np
 
 from .context import CONTEXT
-from . import caches, deferred, dtypes, errors, string_values, tape as tape_lib
+from . import caches, deferred, dtypes, errors, one_off, string_values, tape as tape_lib
 from .convert import float_operand, holds_tensor, tf_type_string, to_array
 from .deferred import DeferredTensor, Pending
 from .tensor import OPERATORS, EagerTensor, Tensor, new_tid
@@ -102,13 +102,21 @@ _EXECUTABLES = caches.Memo("op executables (dispatch.py)", 4096)
 
 
 def executable(opdef: OpDef, params_key: tuple) -> Callable[..., Any]:
-    """The op's implementation with its static params bound, jitted unless the op opts out."""
+    """The op's implementation with its static params bound, jitted unless the op opts out.
+
+    The jitted function counts the signatures it is traced for; past `one_off.CHURN` of them, the op's new
+    signatures run without a compile where they can (one_off.py)."""
     key = (opdef, params_key)
     fn = _EXECUTABLES.get(key)
     if fn is None:
         fn = functools.partial(opdef.impl, **dict(params_key))
         if opdef.jit:
-            fn = jax.jit(fn)
+            plain = fn
+
+            def churning() -> None:
+                _EXECUTABLES[key] = one_off.Churning(key, plain, jitted, _EXECUTABLES)
+
+            jitted = fn = jax.jit(one_off.counted(plain, churning))
         _EXECUTABLES[key] = fn
     return fn
 

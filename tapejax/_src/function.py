@@ -28,7 +28,7 @@ import jax
 import numpy as np
 
 from .context import CONTEXT
-from . import autograph, caches, dispatch, dtypes, logs, retrace_causes, retracing
+from . import autograph, caches, dispatch, dtypes, logs, retrace_causes, retracing, variable as variable_lib
 from .concrete_function import ConcreteFunction
 from .module import Module
 from .static_values import PartiallyKnownShape
@@ -260,6 +260,7 @@ class Function:
         tensor_vals = tuple(t._value for t in tensors)
         count = self._tracing_count
         for _ in range(_MAX_DISCOVERY_TRACES):
+            born_after = variable_lib._new_uid()  # variables with a larger uid were created by this trace
             variables = list(found.values())
             concrete = ConcreteFunction(self, template, variables, first=not self._traced_once)
             printed = io.StringIO()
@@ -297,7 +298,10 @@ class Function:
                     self._tracing_count = count  # traced before and forgotten: TF keeps every trace)
                 self._counted[count_key] = True
                 return concrete
-            if not concrete.created:  # it met variables that existed already: TF, which sees them, traces once
+            if not concrete.created and all(uid < born_after for uid in concrete.discovered):
+                # It met variables that existed already: TF, which sees them, traces once. Variables the trace
+                # created (in `tf.init_scope` too, as Keras optimizers build their slots) make TF trace again,
+                # and count both traces, as here.
                 self._tracing_count -= 1
             self._discovered.update(concrete.discovered)
             found.update(concrete.discovered)

@@ -44,6 +44,14 @@ def _own(array: jax.Array) -> jax.Array:
     return array
 
 
+def _on_device(value: Any) -> Any:
+    """A numpy value as a jax.Array. device_put moves it without compiling, where jnp.asarray compiles a conversion
+    per new shape (a Keras model's weights made or set from numpy cost one compile each)."""
+    if type(value) is np.ndarray and value.dtype != object:
+        return jax.device_put(value)
+    return jax.numpy.asarray(value)
+
+
 class Variable(_Operators):
     """A mutable tensor-valued cell (`tf.Variable`).
 
@@ -101,7 +109,7 @@ class Variable(_Operators):
                 "function is traced (constants, initializers, numpy), not from the function's arguments or "
                 "other traced tensors. Create the variable outside the function, or assign the traced value to it "
                 "after creating it.")
-        self._value: jax.Array = _own(jax.numpy.asarray(value))
+        self._value: jax.Array = _own(_on_device(value))
         self._uid = _new_uid()
         base = "Variable" if name is None else name
         self._name = "/".join([*CONTEXT.name_scopes, base]) + ":0"
@@ -165,7 +173,7 @@ class Variable(_Operators):
                 f"Cannot assign value to variable ' {self._name}': Shape mismatch.The variable shape "
                 f"{self._shape}, and the assigned value shape {TensorShape(array.shape)} are incompatible."
             )
-        return _own(array if isinstance(array, jax.Array) else jax.numpy.asarray(array))
+        return _own(array if isinstance(array, jax.Array) else _on_device(array))
 
     def _set(self, value: jax.Array, read_value: bool, tid: int = 0) -> Any:
         if CONTEXT.trace is not None:

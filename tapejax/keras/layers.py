@@ -575,7 +575,7 @@ class _Operation(Layer):
                                       for o in operands])
 
 
-@functools.cache
+@functools.lru_cache(maxsize=1024)  # bounded, as every cache (a forgotten class is made again, alike)
 def _operation(name: str, function: Any) -> type[_Operation]:
     """The operation class named `name` (its instances are named in snake case: `multiply`, `multiply_1`)."""
     return type(name, (_Operation,), {"_function": staticmethod(function)})

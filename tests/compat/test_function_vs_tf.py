@@ -379,12 +379,38 @@ def _function_trained_on_several_models(tf):
     return train.experimental_get_tracing_count()
 
 
+def _optimizer_slots_created_in_the_step(tf):
+    # ddpg's update step: a method whose optimizer (a global) builds its slots inside the first trace. TF traces
+    # the step twice (the first trace created variables) and counts both.
+    keras = tf.keras
+    model = keras.Sequential([keras.layers.Dense(2, kernel_initializer="ones", bias_initializer="zeros")])
+    model.build((None, 3))
+    optimizer = keras.optimizers.Adam(0.1)
+    log = []
+
+    class Buffer:
+        @tf.function
+        def update(self, x):
+            log.append("traced")
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_sum(model(x) ** 2)
+            gradients = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(gradients, model.trainable_variables))
+            return loss
+
+    buffer = Buffer()
+    x = tf.constant([[1.0, 2.0, 3.0]])
+    losses = [buffer.update(x) for _ in range(3)]
+    return (losses, [v.numpy() for v in model.trainable_variables], buffer.update.experimental_get_tracing_count(),
+            len(log))
+
+
 SNIPPETS = [_retracing, _python_arguments, _tape_inside, _tape_outside, _unused_argument_gradient, _assign_then_read,
             _variables, _variable_created_on_first_call, _variable_read_through_a_helper, _input_signature,
             _input_signature_python_list, _input_signature_concrete_size, _methods, _nested_functions,
             _keyword_then_positional, _autodiff_inside, _random, _run_functions_eagerly, _side_effects,
             _nested_inner_tracing_count, _reduce_retracing, _models_through_one_function,
-            _function_trained_on_several_models]
+            _function_trained_on_several_models, _optimizer_slots_created_in_the_step]
 
 # Snippets where tapejax differs from TensorFlow: each is a bug report (strict: it turns red the day it is fixed).
 KNOWN_DIFFERENCES: dict = {}

@@ -6,7 +6,9 @@ import numpy as np
 import pytest
 
 import tapejax as tf
-from tapejax._src import caches, checking, executables, lowering
+import tapejax.data.traced  # noqa: F401  (tf.data is imported on first use: its memos join caches.ALL then)
+from tapejax._src import caches, checking, errors, executables, lowering
+from tapejax.keras import layers as keras_layers, models as keras_models
 
 
 def _fill(cache, n):
@@ -28,8 +30,31 @@ def test_each_cache_stays_within_its_bound(cache):
 
 def test_the_engine_caches_are_all_listed():
     names = " ".join(c.name for c in caches.ALL)
-    for module in ("convert.py", "deferred.py", "dispatch.py", "structure.py", "sweep.py", "executables.py"):
+    for module in ("convert.py", "deferred.py", "dispatch.py", "structure.py", "sweep.py", "executables.py",
+                   "one_off.py", "static_values.py", "chunks.py", "autograph.py", "data/traced.py",
+                   "keras/optimizers.py", "from_jax.py"):
         assert module in names
+
+
+def test_the_failures_of_host_callbacks_are_bounded():
+    for i in range(errors._MAX_HOST_FAILURES + 10):
+        errors.host_failure(ValueError(str(i)))
+    assert len(errors.HOST_FAILURES) <= errors._MAX_HOST_FAILURES
+    assert str(errors.HOST_FAILURES[max(errors.HOST_FAILURES)]) == str(errors._MAX_HOST_FAILURES + 9)
+    errors.HOST_FAILURES.clear()
+
+
+@pytest.mark.parametrize("cached", [keras_layers._operation, keras_models._functional_subclass],
+                         ids=lambda f: f.__name__)
+def test_the_keras_class_caches_are_bounded(cached):
+    maxsize = cached.cache_info().maxsize
+    assert maxsize is not None
+    for i in range(maxsize + 10):
+        if cached is keras_models._functional_subclass:
+            cached(type(f"Model{i}", (keras_models.Model,), {}))
+        else:
+            cached(f"operation{i}", abs)
+    assert cached.cache_info().currsize <= maxsize
 
 
 def _step(w):

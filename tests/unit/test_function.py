@@ -566,6 +566,28 @@ def test_a_variable_created_on_the_first_call_works():
     close(tape.gradient(y, m.w), tf.constant(x))
 
 
+
+def test_a_variable_created_in_init_scope_by_the_first_trace_counts_both_traces_as_tf():
+    # Keras optimizers build their slots so (ddpg's update step); TF 2.21 traces twice and counts 2 (its
+    # count, checked in tests/compat/test_function_vs_tf.py::_optimizer_slots_created_in_the_step).
+    slots = []
+    log = []
+
+    @tf.function
+    def step(x):
+        log.append("traced")
+        if not slots:
+            with tf.init_scope():
+                slots.append(tf.Variable(tf.zeros([2])))
+        slots[0].assign_add(x)
+        return slots[0] * 2.0
+
+    close(step(tf.constant([1.0, 2.0])), tf.constant([2.0, 4.0]))
+    close(step(tf.constant([1.0, 2.0])), tf.constant([4.0, 8.0]))
+    assert step.experimental_get_tracing_count() == 2
+    assert log == ["traced", "traced"]
+
+
 # ---------------------------------------------------------------------------------------------------
 # run_functions_eagerly and errors on traced tensors
 # ---------------------------------------------------------------------------------------------------

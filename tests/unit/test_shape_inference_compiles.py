@@ -1,0 +1,86 @@
+"""Shape inference never compiles (issue 22): a symbolic Keras functional build and deferred ops infer shapes with
+`jax.eval_shape`, and values made from numpy (a variable's initial value, a Python scalar) move to the device
+without a conversion executable. Counts of XLA compiles, never timings."""
+
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+import pytest
+
+import tapejax as tf
+from jax._src import compiler
+from tapejax._src import checking
+
+keras = tf.keras
+
+
+@contextlib.contextmanager
+def counting_compiles():
+    compiled = []
+    original = compiler.backend_compile_and_load
+
+    def counting(*args, **kwargs):
+        compiled.append(1)
+        return original(*args, **kwargs)
+
+    compiler.backend_compile_and_load = counting
+    try:
+        yield compiled
+    finally:
+        compiler.backend_compile_and_load = original
+
+
+@pytest.fixture(autouse=True)
+def unchecked(monkeypatch):
+    """The checking mode recomputes each cached shape the plain way, compiling: counts are taken without it."""
+    monkeypatch.setattr(checking.FLAG, "on", False)
+
+
+def _host_values(shape, dtype=None):
+    return np.full(shape, 0.01, np.float32)
+
+
+def _functional(widths, **initializers):
+    inputs = keras.Input((16,))
+    h = inputs
+    for width in widths:
+        h = keras.layers.Dense(width, activation="relu", **initializers)(h)
+    return keras.Model(inputs, h)
+
+
+def test_a_ten_layer_functional_build_compiles_nothing():
+    widths = [101 + i for i in range(10)]  # shapes no other test makes
+    with counting_compiles() as compiled:
+        model = _functional(widths, kernel_initializer=_host_values, bias_initializer=_host_values)
+    assert model.output_shape == (None, 110)
+    assert len(compiled) == 0
+
+
+def test_random_initial_values_compile_once_per_shape_and_shape_inference_never():
+    widths = [201 + i % 2 for i in range(10)]
+    _functional(widths)  # the initial values' random kernels, per weight shape
+    with counting_compiles() as compiled:
+        model = _functional(widths)
+    assert model.output_shape == (None, 202)
+    assert len(compiled) == 0
+
+
+def test_deferred_ops_of_a_new_shape_compile_nothing_until_read():
+    x = tf.constant(np.ones((3, 307), np.float32))
+    with counting_compiles() as compiled:
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = tf.reduce_sum(tf.tanh(x * 2.5) + 1.25, axis=1)
+        assert y.shape == (3,) and len(compiled) == 0
+    np.testing.assert_allclose(y.numpy(), np.full(3, 307 * (np.tanh(2.5) + 1.25), np.float32), rtol=1e-5)
+
+
+def test_a_variable_made_and_set_from_numpy_compiles_nothing():
+    with counting_compiles() as compiled:
+        v = tf.Variable(np.arange(12.0, dtype=np.float32).reshape(3, 5 - 1) + 0.5)
+        assert len(compiled) == 0
+        v.assign(np.full((3, 4), 2.25, np.float32))  # set_weights from numpy (ddpg's)
+        assert len(compiled) == 0
+    assert v.dtype == tf.float32 and v.numpy()[2, 3] == 2.25
