@@ -229,33 +229,6 @@ class _DefaultDistributionStrategy(Strategy):
     def __init__(self):
         super().__init__([jax.local_devices()[0]])
 
-    @property
-    def should_checkpoint(self) -> bool:
-        """Whether this worker should write checkpoints (`strategy.extended.should_checkpoint`): one worker here."""
-        return True
-
-    @property
-    def should_save_summary(self) -> bool:
-        return True
-
-    def _in_multi_worker_mode(self) -> bool:
-        return False
-
-    def _local_replicas(self) -> list[int]:
-        """The indices of the replicas this process feeds (all of them but under MultiWorkerMirroredStrategy)."""
-        return list(range(len(self._devices)))
-
-    def _input_context(self) -> input_lib.InputContext:
-        return input_lib.InputContext(1, 0, self.num_replicas_in_sync)
-
-    def _place_split(self, stacked: np.ndarray) -> Any:
-        """A global batch's rows stacked by replica `[replicas, rows, ...]`, each device holding its replica's."""
-        return jax.device_put(stacked, self._split)
-
-    def _place_local(self, local: np.ndarray) -> Any:
-        """This process's replicas' values stacked `[local replicas, ...]`, as one array over the mesh."""
-        return jax.device_put(local, self._split)
-
     def _replicate(self, array: Any) -> Any:
         return array
 
