@@ -4,7 +4,7 @@ running op by op (executables.Lowered.run), so the first steps of a training loo
 One process-wide worker, a daemon thread, compiles what the callers lowered (tracing and lowering stay on the
 caller's thread: they read JAX's thread-local settings, such as the default device, and cost little; XLA's
 compile is the slow part, and it releases the GIL, so the op-by-op path keeps running beside it). The queue is
-bounded (`MAX_QUEUED`): a structure that finds it full runs op by op and asks again on a later run. A compile
+bounded (`MAX_QUEUED`): a structure that finds it full compiles on the run it would have switched on. A compile
 that fails is never raised to the user: its structure runs op by op from then on, and the failure is counted.
 At exit, queued compiles are dropped and the one under way is finished (the worker is a daemon thread).
 
@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-MAX_QUEUED = 16  # compiles waiting for the worker; beyond, a structure runs op by op and asks again later
+MAX_QUEUED = 16  # compiles waiting for the worker; beyond, a structure compiles when it switches (executables.py)
 
 
 class _Flag:
@@ -45,19 +45,23 @@ _worker: threading.Thread | None = None
 _stopping = False
 
 
-def experimental_background_compile(enable: bool = True) -> None:
+def experimental_background_compile(enable: bool = True) -> bool:
     """Turns background compilation of repeated eager-tape structures on (the default) or off (a tapejax
-    extension; `TAPEJAX_BACKGROUND_COMPILE=0` turns it off at import).
+    extension; `TAPEJAX_BACKGROUND_COMPILE=0` turns it off at import). Returns whether it was on before.
 
     On, a gradient whose trace structure starts repeating keeps running op by op while its executable compiles on
-    a worker thread, and switches to the executable once it is ready. Off, it compiles at once, on the calling
-    thread, stalling that call for the compile. The values are the same either way.
+    a worker thread, and switches to the executable on a fixed run (executables.Policy.runs_while_compiling). Off,
+    it compiles at once, on the calling thread, stalling that call for the compile. The values are the same
+    either way, up to the last bits' rounding of a fused executable.
 
     >>> import tapejax as tf
-    >>> tf.config.experimental_background_compile(False)
-    >>> tf.config.experimental_background_compile(True)
+    >>> was_on = tf.config.experimental_background_compile(False)
+    >>> tf.config.experimental_background_compile(was_on)
+    False
     """
+    was_on = FLAG.on
     FLAG.on = bool(enable)
+    return was_on
 
 
 def enabled() -> bool:
@@ -80,10 +84,6 @@ def submit(compile_fn: Callable[[], Any]) -> concurrent.futures.Future | None:
             _worker = threading.Thread(target=_work, name="tapejax background compile", daemon=True)
             _worker.start()
     return future
-
-
-def full() -> bool:
-    return _queue.full()
 
 
 def _work() -> None:

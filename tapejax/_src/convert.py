@@ -148,3 +148,12 @@ def holds_tensor(value: Any) -> bool:
     """Whether a (nested) list or tuple contains tensors, which TF packs with tf.stack."""
     return isinstance(value, list | tuple) and _holds_tensor(value)
 
+
+def unaliased(array: np.ndarray) -> np.ndarray:
+    """`array`, copied if XLA's CPU client would take its buffer as it is (a 64-byte aligned one: device_put then
+    aliases it, even with may_alias=False): TF copies a numpy value into a tensor or variable, so changing the
+    numpy array later must not change it. Other buffers are copied by device_put itself (and every buffer, off
+    the CPU)."""
+    if array.ctypes.data % 64 == 0:
+        return array.copy()
+    return array

@@ -5,13 +5,14 @@ seen once runs without compiling; a structure that repeats runs one cached XLA e
 values of the deferred ops still alive (deferred.py), so a training step's forward pass and gradient are one
 dispatch. `Policy` decides when a compile pays back (DESIGN invariant 12): never for a program over its size bound,
 and for a large one only after enough runs. A program with an op-by-op path compiles in the background
-(background.py) and runs op by op until its executable is ready. In checking mode (checking.py) every compiled run
+(background.py) and runs op by op for a fixed number of runs while it compiles. In checking mode (checking.py) every compiled run
 is compared with the plain path.
 """
 
 from __future__ import annotations
 
 import collections
+import concurrent.futures
 import math
 import threading
 from collections.abc import Callable, Sequence
@@ -47,6 +48,12 @@ class Policy:
     saved_s_per_step = 5e-5
     free_compile_s = 0.5
     max_steps = 2000
+    # With background compilation (background.py), how many runs a structure makes op by op from the run that
+    # queued its compile; the next run waits for the executable if it is not ready yet, and uses it. About a
+    # compile's cost (compile_s_per_step) over an op-by-op run's (~1e-4 s per step), so the wait is rarely felt.
+    # A count, not "whenever the compile is done": an executable may round differently from op-by-op dispatch in
+    # the last bits, so a switch that followed the clock would make a program's values differ from run to run.
+    runs_while_compiling = 30
 
     def min_runs(self, n_steps: int) -> int:
         """The run of a structure of `n_steps` steps on which it is compiled (2: as soon as it repeats)."""
@@ -87,7 +94,7 @@ class Lowered:
         self._always_eager = program.eager_backward
         self._runs: dict[Any, int] = {}  # kind -> eager runs so far (the history bound's count)
         self._stats = stats if stats is not None else collections.Counter()
-        # (kind, wanted) -> (future of its background compile, (jitted fn, spans)); failed: op by op for good
+        # (kind, wanted) -> [future of its background compile, (jitted fn, spans), runs since]; failed: op by op
         self._pending: dict[Any, tuple[Any, list]] = {}
 
     def memo(self, key: Any, make: Callable[[], Any]) -> Any:
@@ -183,34 +190,41 @@ class Lowered:
 
     def _background(self, kind: Any, build: Callable, flat: tuple, n_leaves: int, n_consts: int,
                     wanted: tuple[int, ...]) -> tuple[Callable, list] | None:
-        """The executable for (kind, wanted) if its background compile is done; else None, after queueing the
-        compile on its first call (background.py). A compile that failed leaves None for good."""
+        """The executable for (kind, wanted) once the structure has run `POLICY.runs_while_compiling` times op by
+        op since its background compile was queued (waiting for the compile then, if need be); else None,
+        after queueing the compile on its first call (background.py). A compile that failed leaves None for good.
+        """
         key = (kind, wanted)
         job = self._pending.get(key)
         if job is None:
             with background.CLAIM:  # one thread lowers and submits a structure; the others run op by op
                 job = self._pending.get(key)
-                if job is None and not background.full():
+                claimed = job is None
+                if claimed:
                     job = self._pending[key] = _CLAIMED
-                    claimed = True
-                else:
-                    claimed = False
             if claimed:
                 job = self._submit(key, flat, build, n_leaves, n_consts)
-        future, compiled = job if job is not None else (None, None)
-        if future is None or not future.done():
+        if job is _CLAIMED:  # another thread is lowering it
             self._stats["eager: compiling"] += 1
             return None
+        job[2] += 1
+        if job[2] <= POLICY.runs_while_compiling:
+            self._stats["eager: compiling"] += 1
+            return None
+        future, compiled = job[0], job[1]
+        concurrent.futures.wait([future])
         if future.cancelled() or future.exception() is not None:
             self._stats["eager: compile error"] += 1
             return None
         self._pending.pop(key, None)
         return compiled
 
-    def _submit(self, key: Any, flat: tuple, build: Callable, n_leaves: int, n_consts: int) -> tuple | None:
+    def _submit(self, key: Any, flat: tuple, build: Callable, n_leaves: int, n_consts: int) -> list:
         """Lowers (kind, wanted) here, on the caller's thread, and queues its XLA compile on the worker: JAX's
         thread-local settings (the default device) apply as for a call, and `fn` later finds the executable in
-        JAX's own caches. The queue full (or the process exiting): None, and a later run asks again."""
+        JAX's own caches. With the queue full (or the process exiting) nothing is queued: the executable compiles
+        on its first call, on the run `_background` would have switched on anyway.
+        Returns the job: [the compile's future, (jitted fn, spans), runs so far]."""
         kind, wanted = key
         try:
             fn, spans = self._jit(kind, build, n_leaves, n_consts, wanted)
@@ -220,10 +234,10 @@ class Lowered:
             self._pending.pop(key, None)
             raise
         if future is None:
-            self._pending.pop(key, None)
-            return None
+            future = concurrent.futures.Future()
+            future.set_result(None)
         self._stats["compiled"] += 1
-        job = self._pending[key] = (future, (fn, spans))
+        job = self._pending[key] = [future, (fn, spans), 0]
         return job
 
     def _check(self, kind: Any, build: Callable, args: tuple, eager: Callable[[], Any] | None,

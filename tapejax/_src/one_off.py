@@ -27,13 +27,14 @@ from typing import Any
 import jax
 import numpy as np
 
+from jax._src.array import ArrayImpl
 from jax.extend.core import Literal
 
 from . import caches, checking
 
 CHURN = 8  # signatures traced for one (op, params) before its new signatures count as one-offs
 
-_ARRAY = type(jax.device_put(0.0))
+_ARRAY = ArrayImpl  # the concrete jax.Array type, named without starting a backend at import (jax.distributed)
 _SEEN = caches.Memo("signatures of churning ops (one_off.py)", 4096)  # (op key, input avals) -> True
 
 

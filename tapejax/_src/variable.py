@@ -17,7 +17,7 @@ import numpy as np
 from . import dtypes, errors
 from .tensor import OPERATORS, EagerTensor, Tensor, TensorShape, _Operators, new_tid, numpy_text
 from .context import CONTEXT
-from .convert import literal, to_array
+from .convert import literal, to_array, unaliased
 
 _new_uid: Callable[[], int] = itertools.count(1).__next__
 
@@ -48,7 +48,7 @@ def _on_device(value: Any) -> Any:
     """A numpy value as a jax.Array. device_put moves it without compiling, where jnp.asarray compiles a conversion
     per new shape (a Keras model's weights made or set from numpy cost one compile each)."""
     if type(value) is np.ndarray and value.dtype != object:
-        return jax.device_put(value)
+        return jax.device_put(unaliased(value))
     return jax.numpy.asarray(value)
 
 

@@ -12,7 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from tapejax._src import dtypes, errors, static_values, zero_cotangent
-from tapejax._src.convert import holds_tensor, tf_type_string, to_array
+from tapejax._src.convert import holds_tensor, tf_type_string, to_array, unaliased
 from tapejax._src.contracts import (CONCAT, PYTHON_AXIS, Axis, Dtype, Indices, Paddings, PerDimension, Rule, SplitSizes,
                                     check_traced)
 from tapejax._src.registry import hashable, op
@@ -38,7 +38,7 @@ def constant(value: Any, dtype: Any = None, shape: Any = None, name: str = "Cons
     if is_host(array):  # a string tensor: on the host
         return EagerTensor(array if shape is None else _host_shaped(array, tuple(hashable(shape))))
     # a numpy array is put on the device as it is: jnp.asarray would compile a conversion for each new shape
-    array = jax.device_put(_unaliased(array)) if isinstance(array, np.ndarray) else jnp.asarray(array)
+    array = jax.device_put(unaliased(array)) if isinstance(array, np.ndarray) else jnp.asarray(array)
     if shape is not None:
         shape = tuple(hashable(shape))
         if array.size == 1:
@@ -49,15 +49,6 @@ def constant(value: Any, dtype: Any = None, shape: Any = None, name: str = "Cons
             raise TypeError(f"Eager execution of tf.constant with unsupported shape. Tried to convert "
                             f"{array.size} values into shape {list(shape)}.")
     return EagerTensor(array)
-
-
-def _unaliased(array: np.ndarray) -> np.ndarray:
-    """`array`, copied if XLA's CPU client would take its buffer as it is (a 64-byte aligned one: device_put then
-    aliases it, even with may_alias=False): tf.constant copies, so changing the numpy array later must not change
-    the constant. Other buffers are copied by device_put itself (and every buffer, off the CPU)."""
-    if array.ctypes.data % 64 == 0:
-        return array.copy()
-    return array
 
 
 def _host_shaped(array: np.ndarray, shape: tuple) -> np.ndarray:

@@ -45,7 +45,10 @@ PROGRAMS = (
     Program("dcgan", rtol=1e-3, mask=r"Time for epoch \d+ is [0-9.e-]+ sec"),
     Program("vae", rtol=1e-3),
     Program("deep_q_network_breakout"),
-    Program("oxford_pets_image_segmentation", tf_env=(("TF_ENABLE_ONEDNN_OPTS", "0"),)),
+    # A U-Net trained for an epoch: its smallest printed figure, the mean probability of the rare class (0.0085),
+    # is 0.00849 against TF's 0.00848 since the packages of 2026-11-28 (jax/jaxlib 0.10.2): the same tapejax
+    # commit printed TF's figure to 1e-4 on the packages of 2026-11-25, so XLA's convolution rounding moved it.
+    Program("oxford_pets_image_segmentation", rtol=2e-3, tf_env=(("TF_ENABLE_ONEDNN_OPTS", "0"),)),
     Program("knowledge_distillation"),
     Program("timeseries_classification_from_scratch"),
     # Blocked by a TF quirk: the gradient of an Embedding is an IndexedSlices with a row per occurrence of a

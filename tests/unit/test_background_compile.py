@@ -30,6 +30,8 @@ def on(monkeypatch):
     tf.debugging.wait_for_compiles()
     executables.CACHE.clear()
     monkeypatch.setattr(background.FLAG, "on", True)
+    # the run after the one that queued the compile switches to the executable (waiting for it): short tests
+    monkeypatch.setattr(executables.POLICY, "runs_while_compiling", 1)
     yield
     tf.debugging.wait_for_compiles()
     executables.CACHE.clear()
@@ -263,3 +265,31 @@ def test_the_persistent_compilation_cache_warms_a_second_process(tmp_path):
     assert int(first_hits) == 0 and int(second_hits) > 0
     assert first_value == second_value
     assert os.listdir(tmp_path / "cache")
+
+
+@pytest.mark.parametrize("delay", [0.0, 0.5])
+def test_the_switch_to_the_executable_is_on_a_fixed_run_however_long_the_compile_takes(on, monkeypatch, delay):
+    # An executable may round differently from op-by-op dispatch, so the run that switches must not follow the
+    # clock: the same program gives the same values on every run of it, on a quiet or a loaded machine.
+    import time
+
+    monkeypatch.setattr(executables.POLICY, "runs_while_compiling", 3)
+    submit = background.submit
+
+    def slow(compile_fn):
+        def later():
+            time.sleep(delay)
+            return compile_fn()
+
+        return submit(later)
+
+    monkeypatch.setattr(background, "submit", slow)
+    w = tf.Variable(W0)
+    compiled_after = []
+    for _ in range(7):
+        _gradient_step(w)
+        (lowered,) = executables.CACHE._items.values()
+        compiled_after.append(any(lowered.is_compiled(kind) for kind in lowered._compiled))
+    # run 1: history; runs 2-4 op by op while compiling; run 5 waits if need be and runs the executable
+    assert compiled_after == [False, False, False, False, True, True, True]
+    assert executables.CACHE.stats == {"eager: history": 1, "eager: compiling": 3, "compiled": 1}

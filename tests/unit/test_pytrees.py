@@ -142,6 +142,10 @@ def test_tf_constant_of_numpy_never_aliases_the_numpy_buffer():
         n[0] = 9.0
         assert float(np.asarray(t)[0]) == 1.0, make
         n[0] = 1.0
+    v = tf.Variable(np.zeros(8, np.float32))
+    v.assign(n)  # an assignment copies too
+    n[0] = 9.0
+    assert float(v.numpy()[0]) == 1.0
 
 
 # -- DLPack -------------------------------------------------------------------------------------------------
