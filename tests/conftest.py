@@ -18,3 +18,11 @@ settings.load_profile("ci" if os.environ.get("CI") else "dev")
 from tapejax._src import background  # noqa: E402
 
 background.FLAG.on = False
+
+# JAX's devices are fixed when its backend starts, which `import tapejax` no longer does (jax.distributed must be
+# able to come first). Start it here, on the default devices: collecting doctests imports tests/distribute's
+# scripts, which set XLA_FLAGS (8 virtual CPUs) for the processes they run in, and the suite's own process must
+# not take their device count.
+import jax  # noqa: E402
+
+jax.devices()

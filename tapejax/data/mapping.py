@@ -58,7 +58,7 @@ class MapDataset(Dataset):
         return View(view.n, lambda idx: self._run_block(view.take(idx), mix_counter(pass_number, idx)))
 
     def _blocks(self, size: int) -> Iterator[tuple]:
-        if not self._fn.vectorisable or self._input._can_view():
+        if not self._fn.vectorisable or self._input._can_view() or not self._input_shapes_fixed():
             yield from super()._blocks(size)
             return
         pass_number = next(self._passes)  # an input without positions: its blocks, mapped under vmap
@@ -67,6 +67,13 @@ class MapDataset(Dataset):
             n = len(block[0])
             yield self._run_block(block, mix_counter(pass_number, np.arange(start, start + n)))
             start += n
+
+
+    def _input_shapes_fixed(self) -> bool:
+        """Whether every input element has one shape, so that a block of them stacks for `jax.vmap`: a partial
+        batch (`batch(2)` of 3 elements gives shapes [2] and [1]) does not, and is mapped element by element."""
+        return all(not hasattr(spec, "shape") or spec.shape.is_fully_defined()
+                   for spec in self._input._structure.specs)
 
 
 def _dataset_of(value: Any, api: str) -> Dataset:

@@ -218,3 +218,13 @@ def test_a_dataset_loop_inside_a_tf_function():
         return s
 
     assert int(total(ds)) == 15
+
+
+def test_a_vectorised_map_after_a_partial_batch_maps_element_by_element():
+    # range(3).batch(2) gives [0, 1] and [2]: shapes that do not stack, so the map after it cannot run under one
+    # vmap over a block of them (it raised "Cannot batch tensors with different shapes"). By hand: sums 1 and 2,
+    # batched to [1, 2], summed to 3; and [0, 2, 4], [6, 8, 10], [12] doubled, batched in twos.
+    ds = tf.data.Dataset.range(3).batch(2).map(lambda x: tf.reduce_sum(x)).batch(2).map(lambda x: tf.reduce_sum(x))
+    assert [int(x) for x in ds.as_numpy_iterator()] == [3]
+    ds = tf.data.Dataset.range(7).batch(3).map(lambda x: x * 2).batch(2)
+    assert [e.tolist() for e in ds.as_numpy_iterator()] == [[[0, 2, 4], [6, 8, 10]], [[12]]]

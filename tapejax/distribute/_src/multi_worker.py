@@ -188,17 +188,13 @@ class MultiWorkerMirroredStrategy(ProcessSpanningStrategy):
         self._task_type, self._task_id = (resolver.task_type, resolver.task_id) if spec else (None, None)
         if self._num_workers > 1:
             _initialize(chief, self._num_workers, self._worker_index, options.timeout_seconds or 300)
-        local = jax.local_devices()
-        if local[0].platform == "cpu":
-            local = local[:1]
-        if self._num_workers > 1:
-            by_process = sorted(jax.devices(), key=lambda d: (d.process_index, d.id))
-            if by_process[0].platform == "cpu":
-                by_process = [d for d in by_process if d == min((e for e in by_process
-                              if e.process_index == d.process_index), key=lambda e: e.id)]
-            devices = by_process
-        else:
-            devices = local
+        devices = sorted(jax.devices() if self._num_workers > 1 else jax.local_devices(),
+                         key=lambda d: (d.process_index, d.id))
+        if devices[0].platform == "cpu":  # a CPU worker is one replica, as in TF: each process's first CPU
+            first: dict[int, Any] = {}
+            for d in devices:
+                first.setdefault(d.process_index, d)
+            devices = list(first.values())
         super().__init__(devices)
 
 
