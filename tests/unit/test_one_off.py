@@ -142,3 +142,18 @@ def test_a_growing_structure_on_a_tape_never_compiles_a_structure():
         np.testing.assert_allclose(grad.numpy(), expected, rtol=1e-6)
     assert "compiled" not in executables.CACHE.stats
     assert executables.CACHE.stats.get("eager: history", 0) == 15
+
+
+def test_a_churning_op_inside_an_outer_jax_trace_is_part_of_that_program(monkeypatch):
+    # A Keras symbolic call runs layers under jax.eval_shape, where `tf.shape(x)[0]` slices a concrete shape: the
+    # host path's device_put gave tracers there, which the checking mode could not compare (TracerArrayConversion).
+    monkeypatch.setattr(checking.FLAG, "on", True)
+    for n in range(1, one_off.CHURN + 2):  # the slice churns: its host path is on
+        tf.constant(np.arange(n, dtype=np.int32) + 1)[0]
+
+    def probe(x):
+        return tf.cast(tf.shape(tf.constant(np.ones([n + 5, 2], np.float32)))[0], tf.float32) * x
+
+    out = jax.eval_shape(lambda x: probe(tf.constant(x))._value, jax.ShapeDtypeStruct((), jnp.float32))
+    assert out.shape == () and out.dtype == jnp.float32
+    assert float(probe(tf.constant(2.0))) == 2.0 * (n + 5)
