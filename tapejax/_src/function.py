@@ -28,7 +28,7 @@ import jax
 import numpy as np
 
 from .context import CONTEXT
-from . import autograph, caches, dispatch, dtypes, logs, retrace_causes, retracing, variable as variable_lib
+from . import autograph, background, caches, dispatch, dtypes, logs, retrace_causes, retracing, variable as variable_lib
 from .concrete_function import ConcreteFunction
 from .module import Module
 from .static_values import PartiallyKnownShape
@@ -110,6 +110,9 @@ class Function:
         # reduce_retracing: (treedef, statics) -> the relaxed signatures traced for them
         self._relaxed = caches.Recent("relaxed signatures", MAX_TRACES)
         self._per_size: set = set()  # relaxed signatures whose step needs concrete sizes: traced per size
+        # Keras's steps (training.py), reduce_retracing: a new trace has every leading dimension unknown, one
+        # symbol for all (a dataset's batch), as Keras on TF traces its step for the data's element_spec
+        self._batch_relaxed = False
         # variables a trace met that the seeding did not find, held weakly: inputs of the later traces too
         self._discovered: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
         self._created: list[Variable] = []  # created by its first trace: this function owns them, as TF's does
@@ -202,6 +205,41 @@ class Function:
         template, tensors = self._binder.bind(*self._binder.canonical(args, kwargs))
         return self._lookup(template, tensors, note=False)[0]
 
+    def _compile_ahead(self, first: tuple, *later: tuple) -> None:
+        """Makes the executables of calls with these arguments ready before they come: the trace for `first` (as
+        its call would trace it), then, for each of `later` that this trace serves without tracing again (a relaxed
+        trace: one symbolic trace compiled per size), its XLA compile, queued on the background worker. Keras's
+        `fit` passes its first batch and the shape of its partial last batch, whose compile then runs beside the
+        first one's and the epoch's steps. Nothing is traced for `later`, so no Python side effect moves; with
+        background compilation off, the later calls compile when they come, as without this."""
+        if _CONFIG.run_eagerly or CONTEXT.trace is not None:
+            return
+        template, tensors = self._binder.bind(*self._binder.canonical(first, {}))
+        concrete = self._concrete.get(template.key)
+        if concrete is None or concrete.live_variables() is None:
+            self._lookup(template, tensors, note=False)
+        if not background.enabled():
+            return
+        for args in later:
+            template, tensors = self._binder.bind(*self._binder.canonical(args, {}))
+            with self._lock:
+                concrete = self._serving(template)
+            variables = None if concrete is None else concrete.live_variables()
+            if variables is not None:
+                calls = jax.ShapeDtypeStruct((), np.uint32)
+                concrete.compile_ahead(tuple(t._value for t in tensors), tuple(v._current() for v in variables),
+                                       calls)
+
+    def _serving(self, template: Template) -> ConcreteFunction | None:
+        """The symbolic trace that would serve a call of `template` without tracing, or None."""
+        concrete = self._concrete.get(template.key)
+        if concrete is None and self._reduce_retracing and self._input_signature is None:
+            group, specs = template.key[:2], template.key[2]
+            general = retracing.accepting(self._relaxed.get(group) or [], specs)
+            if general is not None and (*group, general) not in self._per_size:
+                concrete = self._concrete.get((*group, retracing.realise(general, specs)))
+        return concrete if concrete is not None and concrete.symbolic else None
+
     def _lookup(self, template: Template, tensors: list[Tensor], note: bool) -> tuple[ConcreteFunction, list]:
         """The trace for a call that the hot path did not find: traced here, under the lock, unless another
         thread traced it meanwhile or (reduce_retracing) a relaxed trace accepts it. A call that traced counts
@@ -237,13 +275,16 @@ class Function:
         general = retracing.accepting(traced, specs)
         if general is None:
             general = retracing.relax(specs, traced)
+            if self._batch_relaxed:
+                general = retracing.unbatched(general)
             traced.append(general)
         realised = retracing.realise(general, specs)
         if realised == specs or (*group, general) in self._per_size:
             key, symbolic = template.key, None
         else:
             key = (*group, realised)
-            symbolic = symbolic_specs([TensorSpec(shape, dtypes.from_numpy(dtype)) for shape, dtype in realised])
+            symbolic = symbolic_specs([TensorSpec(shape, dtypes.from_numpy(dtype)) for shape, dtype in realised],
+                                      batch=self._batch_relaxed)
         concrete = self._concrete.get(key)
         if concrete is None or concrete.live_variables() is None:
             concrete = self._trace(template, tensors, key, (*group, general), symbolic)

@@ -68,8 +68,9 @@ class Detector:
         return cause
 
     def compiled(self, seconds: float) -> None:
-        self.compiles += 1
-        self.compile_s += seconds
+        with _LOCK:  # the background worker counts too
+            self.compiles += 1
+            self.compile_s += seconds
 
     def called_without_tracing(self) -> None:
         # the hot path of every call: three increments, no lock (a lost update only blurs a heuristic)
@@ -197,3 +198,8 @@ def realise(general: tuple, specs: tuple) -> tuple:
     rank; TF's one trace for an unknown rank is, here, one trace per rank, counted once)."""
     return tuple(((None,) * len(s[0]) if g[0] is None else g[0], g[1]) for g, s in zip(general, specs))
 
+
+
+def unbatched(specs: tuple) -> tuple:
+    """`specs` with every leading dimension unknown (a batch dimension, as a batched dataset's element_spec has)."""
+    return tuple(((None, *shape[1:]) if shape else shape, dtype) for shape, dtype in specs)

@@ -244,10 +244,13 @@ def flat_specs(signature: tuple) -> list[TensorSpec]:
     return jax.tree_util.tree_leaves(signature, is_leaf=lambda s: isinstance(s, TensorSpec))
 
 
-def symbolic_specs(specs: list[TensorSpec]) -> tuple:
-    """JAX argument specs for an input_signature, each None dimension its own symbol (independent, as in TF)."""
+def symbolic_specs(specs: list[TensorSpec], batch: bool = False) -> tuple:
+    """JAX argument specs for an input_signature, each None dimension its own symbol (independent, as in TF);
+    with `batch`, every unknown leading dimension is one symbol, `b`: the batch of a dataset's elements, which
+    its components share."""
     names = iter(f"d{i}" for i in range(10_000))
-    dims = [", ".join(str(d) if d is not None else next(names) for d in s.shape) for s in specs]
+    dims = [", ".join(str(d) if d is not None else "b" if batch and i == 0 else next(names)
+                      for i, d in enumerate(s.shape)) for s in specs]
     scope = jax.export.SymbolicScope()
     return tuple(jax.ShapeDtypeStruct(jax.export.symbolic_shape(f"({d})" if d else "()", scope=scope),
                                       s.dtype._np) for d, s in zip(dims, specs))

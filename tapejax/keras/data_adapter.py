@@ -128,6 +128,27 @@ class EpochIterator:
             self._size = math.ceil(self._samples / self._batch_size)
 
     @property
+    def batch_unknown(self) -> bool:
+        """Whether the batch dimension is unknown (None) in the step's trace, as in Keras's data adapters on TF: for
+        arrays, when the last batch is partial; for a dataset, as its `element_spec` says; for generators and
+        PyDatasets, always (their batch size is not guaranteed)."""
+        if self._arrays is not None:
+            return self._samples % self._batch_size != 0
+        if _is_dataset(self._source):
+            return any(spec.shape.rank and spec.shape[0] is None
+                       for spec in tf.nest.flatten(self._source.element_spec) if hasattr(spec, "shape"))
+        return True
+
+    def partial_batch(self) -> Any:
+        """A batch shaped as the epoch's partial last batch (its first rows), or None when it has none or the data
+        does not say: what `fit` compiles for ahead of time."""
+        if self._arrays is None or not self._samples % self._batch_size or self._size < 2:
+            return None
+        if self.steps_per_epoch is not None and self.steps_per_epoch < self._size:
+            return None
+        return self._rows(slice(0, self._samples % self._batch_size))
+
+    @property
     def num_batches(self) -> int | None:
         return self.steps_per_epoch or self._size
 
@@ -143,11 +164,15 @@ class EpochIterator:
             index = order[start:start + self._batch_size]
             if self._shuffle != "batch" and not self._shuffle:
                 index = slice(start, start + self._batch_size)
-            x, y, sample_weight = jax.tree_util.tree_map(lambda a: None if a is None else a[index], self._arrays,
-                                                         is_leaf=lambda v: v is None or isinstance(v, tf.Tensor | tf.Variable))
-            # as Keras yields them: x alone (`(x,)` if x is a list or tuple), (x, y) or (x, y, sample_weight)
-            yield pack_x_y_sample_weight(x) if y is None and sample_weight is None else (x, y) \
-                if sample_weight is None else (x, y, sample_weight)
+            yield self._rows(index)
+
+    def _rows(self, index: Any) -> Any:
+        """The arrays' rows at `index`, as Keras yields a batch: x alone (`(x,)` if x is a list or tuple), (x, y)
+        or (x, y, sample_weight)."""
+        x, y, sample_weight = jax.tree_util.tree_map(lambda a: None if a is None else a[index], self._arrays,
+                                                     is_leaf=lambda v: v is None or isinstance(v, tf.Tensor | tf.Variable))
+        return pack_x_y_sample_weight(x) if y is None and sample_weight is None else (x, y) \
+            if sample_weight is None else (x, y, sample_weight)
 
     def _new_iterator(self) -> Iterator[Any]:
         if self._arrays is not None:

@@ -250,13 +250,33 @@ class Trainer(Keras2Names):
         # The model, optimizer and metrics go in as a static argument: tf.function finds the variables they
         # hold before its first trace (instead of tracing twice to discover them).
         holders = (self, self.optimizer, *self.metrics)
-        compiled = tf.function(lambda data, _: step(data), autograph=False)
+        # reduce_retracing, as Keras on TF: a step traced for one batch size and called with another is traced
+        # again once, for an unknown size
+        compiled = tf.function(lambda data, _: step(data), autograph=False, reduce_retracing=True)
 
         def run(data: Any) -> Any:
             return compiled(data, holders)
 
-        run.compiled = compiled
+        def prepare(first: Any, batch_unknown: bool, partial: Any = None) -> None:
+            compiled._batch_relaxed = batch_unknown
+            if partial is not None:
+                compiled._compile_ahead((first, holders), (partial, holders))
+
+        run.compiled, run.prepare = compiled, prepare
         return run
+
+    @staticmethod
+    def _prepare(function: Any, data: Any, iterator: EpochIterator | None = None) -> None:
+        """Before the first step of a fit, evaluate or predict (`iterator`) or of a `*_on_batch` call (none): the
+        step is traced as Keras on TF traces it, for the data's element_spec (the batch dimension unknown when the
+        iterator says so: one trace serves the full batches and the partial last one); the partial last batch's
+        executable is then compiled ahead, beside the first one's (Function._compile_ahead)."""
+        prepare = getattr(function, "prepare", None)
+        if prepare is not None:
+            if iterator is None:
+                prepare(data, False)
+            else:
+                prepare(data, iterator.batch_unknown, iterator.partial_batch())
 
     def _distributed(self, strategy: Any, step: Any, reduction: str) -> Any:
         """`step` on every replica of `strategy` (eagerly, `strategy.run` compiles its one shard_map itself)."""
@@ -333,6 +353,7 @@ class Trainer(Keras2Names):
         self.stop_training = False
         callbacks.on_train_begin()
         training_logs, logs = None, {}
+        prepared = False
         for epoch in range(initial_epoch, epochs):
             self.reset_metrics()
             callbacks.on_epoch_begin(epoch)
@@ -340,6 +361,9 @@ class Trainer(Keras2Names):
                 if self.train_function is None:
                     self._build_for_data(data, training=True)
                     self.make_train_function()
+                if not prepared:
+                    self._prepare(self.train_function, data, iterator)
+                    prepared = True
                 callbacks.on_train_batch_begin(step)
                 logs = self.train_function(data)
                 callbacks.on_train_batch_end(step, logs)
@@ -399,6 +423,8 @@ class Trainer(Keras2Names):
             if self.test_function is None:
                 self._build_for_data(data, training=False)
                 self.make_test_function()
+            if step == 0:
+                self._prepare(self.test_function, data, iterator)
             callbacks.on_test_batch_begin(step)
             logs = self.test_function(data)
             callbacks.on_test_batch_end(step, logs)
@@ -433,6 +459,8 @@ class Trainer(Keras2Names):
                     with self.distribute_strategy.scope():
                         self._forward(unpack_x_y_sample_weight(data)[0], training=False)
                 self.make_predict_function()
+            if step == 0:
+                self._prepare(self.predict_function, data, iterator)
             callbacks.on_predict_batch_begin(step)
             batch_outputs = self.predict_function(data)
             outputs.append(batch_outputs)
@@ -459,7 +487,9 @@ class Trainer(Keras2Names):
         if self.train_function is None:
             self._build_for_data(data, training=True)
         self.reset_metrics()
-        logs = callbacks_module.pythonify_logs(self.make_train_function()(data))
+        function = self.make_train_function()
+        self._prepare(function, data)
+        logs = callbacks_module.pythonify_logs(function(data))
         return logs if return_dict else self._flatten_metrics_in_order(logs)
 
     def test_on_batch(self, x: Any, y: Any = None, sample_weight: Any = None, return_dict: bool = False) -> Any:
@@ -469,7 +499,9 @@ class Trainer(Keras2Names):
         if self.test_function is None:
             self._build_for_data(data, training=False)
         self.reset_metrics()
-        logs = callbacks_module.pythonify_logs(self.make_test_function()(data))
+        function = self.make_test_function()
+        self._prepare(function, data)
+        logs = callbacks_module.pythonify_logs(function(data))
         return logs if return_dict else self._flatten_metrics_in_order(logs)
 
     def predict_on_batch(self, x: Any) -> Any:
@@ -477,4 +509,6 @@ class Trainer(Keras2Names):
         if self.predict_function is None and not self.built:
             with self.distribute_strategy.scope():
                 self._forward(x, training=False)
-        return _numpy(self.make_predict_function()((x,)))
+        function = self.make_predict_function()
+        self._prepare(function, (x,))
+        return _numpy(function((x,)))

@@ -61,10 +61,65 @@ def test_compiled_fit_equals_eager_fit_and_the_loss_is_jaxs():
     np.testing.assert_allclose(history.history["loss"][0], total / 100, rtol=1e-5)
 
 
-def test_the_step_is_compiled_once_per_batch_shape():
+def test_the_step_is_traced_once_and_compiled_once_per_batch_shape():
+    first, _ = _fit(run_eagerly=False, epochs=1)
+    detector = first.train_function.compiled._detector  # shared by every model's step (one Python function)
+    compiles = detector.compiles
     model, _ = _fit(run_eagerly=False, epochs=3)
-    # 100 samples in batches of 32: shapes 32 and 4; three epochs trace nothing new
-    assert model.train_function.compiled.experimental_get_tracing_count() == 2
+    # 100 samples in batches of 32: one trace for an unknown batch size, as Keras on TF traces it, compiled for
+    # 32 and for the partial 4; three epochs trace and compile nothing new
+    assert model.train_function.compiled.experimental_get_tracing_count() == 1
+    assert detector.compiles - compiles == 2
+    # without a partial batch the size is known, as in TF
+    x, y = _data(96)
+    exact = _model()
+    exact.compile(tf.keras.optimizers.SGD(0.1), tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    exact.fit(x, y, batch_size=32, epochs=2, verbose=0)
+    (concrete,) = set(exact.train_function.compiled._concrete.values())
+    assert not concrete.symbolic
+
+
+@contextlib.contextmanager
+def _background_compile(on):
+    was = tf.config.experimental_background_compile(on)
+    try:
+        yield
+    finally:
+        tf.config.experimental_background_compile(was)
+
+
+def test_the_partial_last_batch_compiles_ahead_on_the_worker_with_the_same_values():
+    from tapejax._src import background
+    with _background_compile(False):
+        plain, plain_history = _fit(run_eagerly=False, epochs=3, validation_split=0.2)
+    with _background_compile(True):
+        before = background.STATS["compiles"]
+        ahead, history = _fit(run_eagerly=False, epochs=3, validation_split=0.2)
+        background.wait_for_compiles()
+        # the training step's and the validation step's partial batches (80 = 2 x 32 + 16, 20 = 20 alone: none)
+        assert background.STATS["compiles"] - before == 1
+    assert history.history == plain_history.history
+    for a, b in zip(ahead.get_weights(), plain.get_weights()):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_a_compile_ahead_that_fails_compiles_again_when_the_batch_comes(monkeypatch):
+    import threading
+
+    from tapejax._src import concrete_function
+    compile_ = concrete_function.ConcreteFunction._compile
+
+    def failing_on_the_worker(self, lowered):
+        if threading.current_thread() is not threading.main_thread():
+            raise MemoryError("the worker's compile failed")
+        return compile_(self, lowered)
+
+    with _background_compile(False):
+        plain, plain_history = _fit(run_eagerly=False, epochs=2)
+    monkeypatch.setattr(concrete_function.ConcreteFunction, "_compile", failing_on_the_worker)
+    with _background_compile(True):
+        model, history = _fit(run_eagerly=False, epochs=2)
+    assert history.history == plain_history.history
 
 
 def test_history_and_evaluate_and_predict_shapes():
