@@ -43,7 +43,8 @@ def compute_average_loss(per_example_loss: Any, sample_weight: Any = None, globa
     total = tf.reduce_sum(loss)
     if total.dtype.is_integer:
         return tf.math.truediv(total, tf.cast(global_batch_size, total.dtype))
-    return total / tf.cast(global_batch_size, total.dtype)
+    # TF's div_no_nan: a replica with no examples of a partial batch (or a global batch size of 0) gives 0
+    return tf.math.divide_no_nan(total, tf.cast(global_batch_size, total.dtype))
 
 
 def scale_regularization_loss(regularization_loss: Any) -> Any:
