@@ -114,5 +114,6 @@ def _check_one_worker(strategy: Any) -> None:
     if len(strategy._local_replicas()) < strategy.num_replicas_in_sync:
         raise NotImplementedError(
             "Under tapejax's MultiWorkerMirroredStrategy every replica's batch must have one shape (the workers' "
-            "rows form one global array): batch with `drop_remainder=True`, or make the global batch size a "
-            "multiple of `strategy.num_replicas_in_sync`.")
+            "rows form one global array; a partial batch split unevenly is traced one replica at a time, which "
+            "needs every replica's rows in one process, and each worker holds only its own): batch with "
+            "`drop_remainder=True`, or make the global batch size a multiple of `strategy.num_replicas_in_sync`.")
