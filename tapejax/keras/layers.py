@@ -838,10 +838,20 @@ class Concatenate(Layer):
 
 
 class Flatten(Layer):
-    """Flattens every axis but the first (`tf.keras.layers.Flatten`)."""
+    """Flattens every axis but the first (`tf.keras.layers.Flatten`).
+
+    The flattened size is the product of the known sizes, as Keras computes it, so an empty batch flattens too
+    (a -1 cannot be inferred from 0 elements).
+
+    >>> import tapejax as tf
+    >>> tf.keras.layers.Flatten()(tf.zeros([0, 2, 3])).shape
+    TensorShape([0, 6])
+    """
 
     def call(self, inputs: Any) -> Any:
-        return tf.reshape(inputs, [inputs.shape[0], -1])
+        rest = list(inputs.shape[1:])
+        size = -1 if any(d is None for d in rest) else int(np.prod(rest, dtype=np.int64))
+        return tf.reshape(inputs, [inputs.shape[0], size])
 
 
 class Dropout(Layer):

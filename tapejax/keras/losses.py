@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 import tapejax as tf
+from tapejax._src.context import CONTEXT
 from tapejax.keras import backend, distribution
 from tapejax.keras import loss_functions as F
 from tapejax.keras.layers import _snake_case
@@ -90,7 +91,7 @@ def reduce_weighted_values(values: Any, sample_weight: Any = None, reduction: st
         sample_weight = _as(sample_weight, values.dtype)
         values, sample_weight = F.squeeze_or_expand_to_same_rank(values, sample_weight)
         values = values * sample_weight
-    if reduction == "none" or values.shape.rank == 0 or tuple(values.shape) == (0,):
+    if reduction == "none" or values.shape.rank == 0 or (tuple(values.shape) == (0,) and not _in_replicas()):
         return values
     total = tf.reduce_sum(values)
     if reduction == "sum":
@@ -101,6 +102,14 @@ def reduce_weighted_values(values: Any, sample_weight: Any = None, reduction: st
         divisor = tf.cast(tf.size(values), values.dtype)
     # under a strategy of several replicas, Keras divides by them too: the optimizer sums their gradients
     return distribution.scale_loss(tf.math.divide_no_nan(total, divisor))
+
+
+def _in_replicas() -> bool:
+    """Whether this runs for one of several replicas (`strategy.run`): there an empty batch (a partial batch's
+    last replicas) is reduced to 0, as in TF, whose replicas' batch size is unknown (None) when the step is traced;
+    Keras's shortcut that returns an empty loss as it is only fires on a known size of 0."""
+    context = CONTEXT.replica
+    return context is not None and context.num_replicas_in_sync > 1
 
 
 class Reduction:

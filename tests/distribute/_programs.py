@@ -11,7 +11,7 @@ from typing import Any
 def library(devices: int) -> Any:
     parser = argparse.ArgumentParser()
     parser.add_argument("--lib", default="tapejax")
-    if parser.parse_args().lib == "tensorflow":
+    if parser.parse_known_args()[0].lib == "tensorflow":
         import tensorflow as tf
 
         cpu = tf.config.list_physical_devices("CPU")[0]

@@ -1,7 +1,9 @@
 """Keras `compile`/`fit`/`evaluate`/`predict` under `strategy.scope()`, run as a script by the tests (in a fresh
 process, with the CPU devices set before the library starts) under either library (`--lib tapejax|tensorflow`;
 TF gets logical CPU devices). Prints, as JSON, for each replica count: the loss and metric history, evaluate's
-results, predict's outputs and the final weights."""
+results, predict's outputs and the final weights (with `--before`, evaluate's and predict's with the initial
+weights too). `--samples` not a multiple of `--batch` leaves a partial last batch, split over the replicas as TF
+splits it."""
 
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 import numpy as np  # noqa: E402
 
 
-def train(tf, replicas: int, samples: int, batch: int, batchnorm: bool) -> dict:
+def train(tf, replicas: int, samples: int, batch: int, batchnorm: bool, before: bool = False) -> dict:
     strategy = tf.distribute.MirroredStrategy([f"/cpu:{i}" for i in range(replicas)])
     rng = np.random.default_rng(1)
     x = rng.normal(size=(samples, 5)).astype(np.float32)
@@ -30,11 +32,15 @@ def train(tf, replicas: int, samples: int, batch: int, batchnorm: bool) -> dict:
                            for i, w in enumerate(model.get_weights())])
         model.compile(tf.keras.optimizers.Adam(0.01), tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True),
                       metrics=["accuracy"])
+    first = {}
+    if before:  # evaluate and predict with the initial weights, the same for every replica count
+        first = {"evaluate_before": [float(v) for v in model.evaluate(x, y, batch_size=batch, verbose=0)],
+                 "predict_before": model.predict(x, batch_size=batch, verbose=0).tolist()}
     history = model.fit(x, y, batch_size=batch, epochs=3, verbose=0, shuffle=False)
     evaluated = model.evaluate(x, y, batch_size=batch, verbose=0)
     predicted = model.predict(x, batch_size=batch, verbose=0)
     return {"history": history.history, "evaluate": [float(v) for v in evaluated],
-            "predict": predicted.tolist(), "weights": [w.tolist() for w in model.get_weights()]}
+            "predict": predicted.tolist(), "weights": [w.tolist() for w in model.get_weights()], **first}
 
 
 def main() -> None:
@@ -44,6 +50,7 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=64)
     parser.add_argument("--batch", type=int, default=32)
     parser.add_argument("--batchnorm", action="store_true")
+    parser.add_argument("--before", action="store_true")
     args = parser.parse_args()
     if args.lib == "tensorflow":
         import tensorflow as tf
@@ -52,7 +59,7 @@ def main() -> None:
         tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 8)
     else:
         import tapejax as tf
-    print(json.dumps({n: train(tf, n, args.samples, args.batch, args.batchnorm) for n in args.replicas}))
+    print(json.dumps({n: train(tf, n, args.samples, args.batch, args.batchnorm, args.before) for n in args.replicas}))
 
 
 if __name__ == "__main__":

@@ -29,7 +29,7 @@ def snippets(tf):
         ds = tf.data.Dataset.range(n).map(lambda x: tf.cast(x, tf.float32)).batch(b)
         return next(iter(s.experimental_distribute_dataset(ds)))
 
-    def trained(steps_fn):
+    def trained(steps_fn, examples=8):
         with s.scope():
             v = tf.Variable([1.0, -2.0])
             opt = tf.keras.optimizers.SGD(0.5)
@@ -42,7 +42,7 @@ def snippets(tf):
             m.update_state(x)
             return loss
 
-        losses = [steps_fn(lambda x: s.reduce("SUM", s.run(step, args=(x,)), axis=None), first(8, 8))
+        losses = [steps_fn(lambda x: s.reduce("SUM", s.run(step, args=(x,)), axis=None), first(examples, 8))
                   for _ in range(3)]
         return [float(loss) for loss in losses], v.numpy().tolist(), float(m.result()), int(opt.iterations.numpy())
 
@@ -95,6 +95,20 @@ def snippets(tf):
     yield "metric_in_run", lambda: in_scope(lambda: tf.keras.metrics.Mean()) and None
     yield "train_eager", lambda: trained(lambda f, x: f(x))
     yield "train_function", lambda: trained(lambda f, x: tf.function(f)(x))
+
+    # a partial batch split unevenly: 5 examples over 4 replicas are 2, 2, 1, 0
+    def ctx():
+        return tf.distribute.get_replica_context()
+
+    yield "run_uneven", lambda: local(s.run(lambda x: x * 2.0 + rid(), args=(first(5, 8),)))
+    yield "all_reduce_uneven", lambda: local(s.run(lambda x: ctx().all_reduce("SUM", tf.reduce_sum(x) + rid()),
+                                                   args=(first(5, 8),)))
+    yield "all_gather_uneven", lambda: local(s.run(lambda x: ctx().all_gather(x, axis=0), args=(first(5, 8),)))
+    yield "merge_call_uneven", lambda: local(s.run(lambda x: ctx().merge_call(
+        lambda st, v: st.reduce("SUM", v, axis=0), args=(x,)) + rid(), args=(first(5, 8),)))
+    yield "average_loss_uneven", lambda: local(s.run(lambda x: tf.nn.compute_average_loss(x), args=(first(5, 8),)))
+    yield "train_uneven_eager", lambda: trained(lambda f, x: f(x), 5)
+    yield "train_uneven_function", lambda: trained(lambda f, x: tf.function(f)(x), 5)
 
     v_out = tf.Variable(1.0)
 

@@ -81,3 +81,22 @@ def test_training_step_sums_the_replicas_gradients(out):
 
 def test_optimizer_refuses_a_variable_made_outside_the_scope(out):
     assert out["optimizer_variable_outside_scope"]["error"][:2] == ["VariableOutsideScopeError", "AssertionError"]
+
+
+def test_run_on_a_partial_batch_split_unevenly(out):
+    # 5 examples over 4 replicas: 2, 2, 1, 0, each replica's fn on its own slice (TF gives the same, compared in
+    # tests/compat/test_distribute_vs_tf.py)
+    assert out["run_uneven"]["value"] == [[0.0, 2.0], [5.0, 7.0], [10.0], []]
+    assert out["all_reduce_uneven"]["value"] == [16.0] * 4  # 10 + the replica ids
+    assert out["all_gather_uneven"]["value"] == [np.arange(5.0).tolist()] * 4
+    assert out["merge_call_uneven"]["value"] == [10.0, 11.0, 12.0, 13.0]
+    # TF's compute_average_loss: the replica's sum / (its batch size * replicas), 0 for no examples
+    assert out["average_loss_uneven"]["value"] == [1 / 8, 5 / 8, 4 / 4, 0.0]
+    v = np.array([1.0, -2.0])
+    losses = []
+    for _ in range(3):  # SGD(0.5) on the replicas' summed gradients of those losses
+        scale = sum(np.sum(x) / (len(x) * 4) for x in ([0.0, 1.0], [2.0, 3.0], [4.0]))
+        losses.append(float(np.sum(v * v) * scale))
+        v = v - 0.5 * 2 * v * scale
+    for mode in ("eager", "function"):
+        assert out[f"train_uneven_{mode}"]["value"] == [losses, v.tolist(), 2.0, 3], mode

@@ -3,14 +3,15 @@
 TF's rebatching gives each replica ceil(B / replicas) consecutive examples of a batch of B, the last replicas
 fewer or none (a partial batch of 5 over 4 replicas: 2, 2, 1, 0). When B divides evenly, a component becomes
 one array `[replicas, B / replicas, ...]` placed with the strategy's split sharding, each device holding its
-replica's rows (one host-to-device transfer, no per-replica loop); otherwise its slices are kept one by one.
+replica's rows (one host-to-device transfer, no per-replica loop); otherwise its slices are kept one by one,
+each replicated on the strategy's devices: `strategy.run` then traces the replicas one by one (sequential.py), a
+program that runs on every device.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import jax
 import numpy as np
 
 import tapejax as tf
@@ -93,8 +94,8 @@ def split(strategy: Any, x: Any) -> Any:
     if per * n == b:
         return PerReplica(stacked=EagerTensor(strategy._place_split(array.reshape((n, per) + array.shape[1:]))))
     _check_one_worker(strategy)
-    return PerReplica(values=[EagerTensor(jax.device_put(array[min(i * per, b):min((i + 1) * per, b)], d))
-                              for i, d in enumerate(strategy._devices)])
+    return PerReplica(values=[EagerTensor(strategy._replicate(array[min(i * per, b):min((i + 1) * per, b)]))
+                              for i in range(n)])
 
 
 def per_replica_of(strategy: Any, values: list[Any], pad: int | None = None) -> PerReplica:
@@ -106,12 +107,13 @@ def per_replica_of(strategy: Any, values: list[Any], pad: int | None = None) -> 
     if all(a.shape == arrays[0].shape for a in arrays):
         return PerReplica(stacked=EagerTensor(strategy._place_local(np.stack(arrays))))
     _check_one_worker(strategy)
-    return PerReplica(values=[EagerTensor(jax.device_put(a, d)) for a, d in zip(arrays, strategy._devices)])
+    return PerReplica(values=[EagerTensor(strategy._replicate(a)) for a in arrays])
 
 
 def _check_one_worker(strategy: Any) -> None:
     if len(strategy._local_replicas()) < strategy.num_replicas_in_sync:
         raise NotImplementedError(
             "Under tapejax's MultiWorkerMirroredStrategy every replica's batch must have one shape (the workers' "
-            "rows form one global array): batch with `drop_remainder=True`, or make the global batch size a "
-            "multiple of `strategy.num_replicas_in_sync`.")
+            "rows form one global array; a partial batch split unevenly is traced one replica at a time, which "
+            "needs every replica's rows in one process, and each worker holds only its own): batch with "
+            "`drop_remainder=True`, or make the global batch size a multiple of `strategy.num_replicas_in_sync`.")

@@ -24,12 +24,17 @@ def _replicas(name: str) -> int:
 def compute_average_loss(per_example_loss: Any, sample_weight: Any = None, global_batch_size: Any = None) -> Any:
     """The sum of `per_example_loss` (times `sample_weight`) divided by the global batch size: this replica's
     batch size times the replicas in sync, unless `global_batch_size` is given (`tf.nn.compute_average_loss`).
+    A global batch size of 0 gives 0 (TF's div_no_nan: a replica without examples in a partial batch). On a
+    partial batch split unevenly, TF's default is not the batch's size (a replica of 1 example over 8 replicas
+    divides by 8): pass `global_batch_size` to get one device's mean.
 
     >>> import tapejax as tf
     >>> print(tf.nn.compute_average_loss(tf.constant([1.0, 2.0])))
     tf.Tensor(1.5, shape=(), dtype=float32)
     >>> float(tf.nn.compute_average_loss(tf.constant([1.0, 2.0, 3.0]), global_batch_size=6))
     1.0
+    >>> float(tf.nn.compute_average_loss(tf.zeros([0])))  # no examples: 0 / 0 is 0, as TF's div_no_nan
+    0.0
     """
     n = _replicas("compute_average_loss")
     loss = tf.convert_to_tensor(per_example_loss)
@@ -43,7 +48,8 @@ def compute_average_loss(per_example_loss: Any, sample_weight: Any = None, globa
     total = tf.reduce_sum(loss)
     if total.dtype.is_integer:
         return tf.math.truediv(total, tf.cast(global_batch_size, total.dtype))
-    return total / tf.cast(global_batch_size, total.dtype)
+    # TF's div_no_nan: a replica with no examples of a partial batch (or a global batch size of 0) gives 0
+    return tf.math.divide_no_nan(total, tf.cast(global_batch_size, total.dtype))
 
 
 def scale_regularization_loss(regularization_loss: Any) -> Any:

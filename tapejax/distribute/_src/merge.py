@@ -12,6 +12,10 @@ value, standing for all of them), and what `merge_fn` does with it is a collecti
 - a `MergedPerReplica` returned by `merge_fn` gives each replica its own value back; a tensor computed from
   the reductions is the same on every replica, as TF's mirrored results are.
 
+When the replicas are traced one by one (a partial last batch, sequential.py), the same happens with the
+collectives resolved by replay: `merge_fn` is traced for each replica, and `.values` gives every replica's own value
+(their shapes may differ, as TF's `PerReplica` values do).
+
 Python code in `merge_fn` that inspects the replicas' values one by one (`.values`) gets tensors computed inside the
 map, not Python numbers: as in any traced step.
 """
@@ -33,38 +37,55 @@ from tapejax.distribute._src.values import PerReplica
 class MergedPerReplica(PerReplica):
     """A replica-context tensor seen from `merge_fn`: this replica's value inside the map, standing for all."""
 
-    __slots__ = ("_local",)
+    __slots__ = ("_local", "_replay")
 
-    def __init__(self, local: Tensor):
+    def __init__(self, local: Tensor, replay: Any = None):
         super().__init__()
         self._local = local
+        self._replay = replay  # replicas traced one by one: the values come from a replayed collective
 
     @property
     def even(self) -> bool:
-        return True
+        if self._replay is None:
+            return True
+        return all(tuple(v.shape) == tuple(self.values[0].shape) for v in self.values)
 
     @property
     def stacked(self) -> Tensor:
         """Every replica's value, stacked: gathered over the mesh axis (computed once, when first needed)."""
         if self._stacked is None:
-            self._stacked = EagerTensor(jax.lax.all_gather(self._local.value, replica.AXIS))
+            if self._replay is not None:
+                if not self.even:
+                    raise ValueError("The replicas' values differ in shape (a partial batch): they cannot be "
+                                     "stacked; use `.values`.")
+                self._stacked = EagerTensor(jax.numpy.stack([v.value for v in self.values]))
+            else:
+                self._stacked = EagerTensor(jax.lax.all_gather(self._local.value, replica.AXIS))
         return self._stacked
 
     @property
     def values(self) -> tuple[Any, ...]:
         if self._values is None:
-            self._values = tuple(self.stacked[i] for i in range(self.stacked.shape[0]))
+            if self._replay is not None:
+                from tapejax.distribute._src import sequential
+
+                values = self._replay.collective("merge_fn's read of every replica's value", self._local.value,
+                                                 sequential.every)
+                self._values = tuple(EagerTensor(v) for v in values)
+            else:
+                self._values = tuple(self.stacked[i] for i in range(self.stacked.shape[0]))
         return self._values
 
 
 def call(context: Any, merge_fn: Any, args: tuple, kwargs: dict) -> Any:
     """Runs `merge_fn(strategy, *args, **kwargs)` once, cross-replica, and gives each replica its result."""
     strategy = context.strategy
-    if not context._spmd:  # one replica: its values are the regrouped values
+    replay = context._replay
+    if not context._spmd and replay is None:  # one replica: its values are the regrouped values
         return _cross_replica(strategy, merge_fn, args, kwargs)
 
     def wrap(x: Any) -> Any:
-        return MergedPerReplica(x) if isinstance(x, Tensor) and not isinstance(x, Variable) else x
+        return MergedPerReplica(x, replay) if isinstance(x, Tensor) and not isinstance(x, Variable) else x
 
     args, kwargs = jax.tree_util.tree_map(wrap, (args, kwargs), is_leaf=_is_leaf)
     result = _cross_replica(strategy, merge_fn, args, kwargs, spmd=True)
@@ -130,6 +151,11 @@ def _cross_replica(strategy: Any, merge_fn: Any, args: tuple, kwargs: dict, spmd
 def reduced(reduce_op: Any, x: MergedPerReplica) -> Tensor:
     """The replicas' values combined element by element: one all-reduce."""
     op = enums.reduce_op(reduce_op)
+    if x._replay is not None:
+        from tapejax.distribute._src import sequential
+
+        combine = sequential.summed if op is enums.ReduceOp.SUM else sequential.averaged
+        return EagerTensor(x._replay.collective(f"merge_fn's reduce({op.name})", x._local.value, combine))
     collective = jax.lax.psum if op is enums.ReduceOp.SUM else jax.lax.pmean
     return EagerTensor(collective(x._local.value, replica.AXIS))
 

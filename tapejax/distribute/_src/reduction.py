@@ -90,7 +90,9 @@ def gather(strategy: Any, value: Any, axis: int) -> Any:
 
 
 def _on_one_device(strategy: Any, x: PerReplica) -> list[Any]:
-    """The replicas' values on the first replica's device (uneven values live one per device)."""
-    if x.even:
-        return [tf.convert_to_tensor(v) for v in x.values]
-    return [EagerTensor(jax.device_put(tf.convert_to_tensor(v).value, strategy._devices[0])) for v in x.values]
+    """The replicas' values on the first replica's device (uneven values are replicated on every device; inside
+    a traced step they are the program's values, placed by it)."""
+    values = [tf.convert_to_tensor(v) for v in x.values]
+    if x.even or any(isinstance(v.value, jax.core.Tracer) for v in values):
+        return values
+    return [EagerTensor(jax.device_put(v.value, strategy._devices[0])) for v in values]

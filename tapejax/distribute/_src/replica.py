@@ -5,7 +5,8 @@ the replica context is the default one); inside `strategy.scope()` the *cross-re
 context); inside `strategy.run(fn)` the replica context of the replica `fn` runs for. Under a
 `MirroredStrategy`, `fn` runs once for all replicas inside one `shard_map` (spmd.py), so a replica context's
 collectives are JAX's (`psum`, `pmean`, `all_gather` over the mesh axis) and its replica id is
-`lax.axis_index`.
+`lax.axis_index`. When the replicas' inputs differ in shape (a partial last batch), `fn` is traced once per
+replica instead (sequential.py): the replica id is a constant and the collectives are resolved by replay.
 """
 
 from __future__ import annotations
@@ -29,10 +30,11 @@ AXIS = "replica"  # the mesh axis of a strategy's replicas
 class ReplicaContext:
     """The context of one replica inside `strategy.run` (`tf.distribute.ReplicaContext`)."""
 
-    def __init__(self, strategy: Any, replica_id: Any, spmd: bool):
+    def __init__(self, strategy: Any, replica_id: Any, spmd: bool, replay: Any = None):
         self._strategy = strategy
         self._replica_id = replica_id
         self._spmd = spmd  # inside shard_map: collectives over AXIS; else one replica, collectives are identities
+        self._replay = replay  # replicas traced one by one (sequential.py): collectives resolved by replay
 
     @property
     def strategy(self) -> Any:
@@ -53,6 +55,11 @@ class ReplicaContext:
 
         def reduce(x: Any) -> Any:
             x = tf.convert_to_tensor(x)
+            if self._replay is not None:
+                from tapejax.distribute._src import sequential
+
+                combine = sequential.summed if op is enums.ReduceOp.SUM else sequential.averaged
+                return EagerTensor(self._replay.collective(f"all_reduce({op.name})", x.value, combine))
             if not self._spmd:
                 return x
             collective = jax.lax.psum if op is enums.ReduceOp.SUM else jax.lax.pmean
@@ -65,6 +72,11 @@ class ReplicaContext:
 
         def gather(x: Any) -> Any:
             x = tf.convert_to_tensor(x)
+            if self._replay is not None:
+                from tapejax.distribute._src import sequential
+
+                return EagerTensor(self._replay.collective(f"all_gather(axis={axis})", x.value,
+                                                           sequential.concatenated(axis)))
             if not self._spmd:
                 return x
             return EagerTensor(jax.lax.all_gather(x.value, AXIS, axis=axis, tiled=True))
@@ -89,6 +101,13 @@ class ReplicaContext:
                     f"The variable {v.name!r} was not created under this strategy's `scope()`, so it is not "
                     "mirrored on its replicas and an optimizer cannot update it inside `strategy.run` (TF fails "
                     "with an AssertionError). Create the model and the optimizer inside `with strategy.scope():`.")
+        if self._replay is not None:  # one synchronisation for all the gradients
+            from tapejax.distribute._src import sequential
+
+            present = [tf.convert_to_tensor(g).value for g in grads if g is not None]
+            summed = iter(sequential.gathered_tree(self._replay, "the optimizer's sum of gradients", present,
+                                                   sequential.summed))
+            return [None if g is None else EagerTensor(next(summed)) for g in grads]
         if not self._spmd:
             return grads
         return [None if g is None else EagerTensor(jax.lax.psum(tf.convert_to_tensor(g).value, AXIS))

@@ -13,6 +13,10 @@ NONE keeps what each replica assigned (the optimizer's updates are the same on e
 gradients were summed); SUM adds the replicas' changes (a Keras metric's ON_READ counters: `total`, `count`);
 MEAN averages the values; ONLY_FIRST_REPLICA takes replica 0's. Everything comes back replicated (P()).
 
+When a `PerReplica` argument's values differ in shape (a partial last batch split as TF splits it: 5 examples
+over 4 replicas are 2, 2, 1 and 0), one shard_map cannot run them: `fn` is then traced once per replica, on its
+own slice, inside the same tf.function trace, the collectives resolved by replay (sequential.py).
+
 Variables met for the first time while `fn` runs (a model built on its first call, an optimizer's slots) are
 read from the tf.function's trace, which is then redone with them as inputs, as for any tf.function.
 """
@@ -31,15 +35,10 @@ from tapejax._src.concrete_function import _Trace, _tracing
 from tapejax._src.context import CONTEXT
 from tapejax._src.tensor import EagerTensor, Tensor, _Operators
 from tapejax._src.variable import Variable
-from tapejax.distribute._src import enums, merge, replica, variables
+from tapejax.distribute._src import enums, merge, replica, sequential, variables
 from tapejax.distribute._src.values import PerReplica
 
 AXIS = replica.AXIS
-
-UNEVEN = ("strategy.run got per-replica values of different shapes (a partial last batch split as TF splits it, "
-          "e.g. 2, 2, 1, 0 examples): tapejax runs the replicas as one shard_map, which needs one shape. Batch "
-          "with `drop_remainder=True`, or make the dataset's size a multiple of the global batch size.")
-
 
 class _ReplicaTrace(_Trace):
     """The variables inside the replicas' body; variable creation is checked by the tf.function's trace."""
@@ -68,17 +67,20 @@ def run(strategy: Any, fn: Any, args: tuple, kwargs: dict) -> Any:
     """Runs `fn(*args, **kwargs)` on every replica of `strategy`; called inside a tf.function trace."""
     outer = CONTEXT.trace
     assert outer is not None, "spmd.run runs inside a tf.function trace (Strategy.run makes one)"
-    fn = autograph.converted_call(fn)
     n = strategy.num_replicas_in_sync
     leaves, treedef = jax.tree_util.tree_flatten((args, kwargs), is_leaf=_is_leaf)
+    for leaf in leaves:
+        count = None if not isinstance(leaf, PerReplica) else leaf.stacked.shape[0] if leaf.even else len(leaf)
+        if count is not None and count != n:
+            raise ValueError(f"A PerReplica value of {count} replicas was passed to the `run` of a strategy "
+                             f"of {n} replicas.")
+    if any(isinstance(leaf, PerReplica) and not leaf.even for leaf in leaves):
+        # a partial batch: the replicas' shapes differ, one shard_map cannot run them; each is traced on its own
+        return sequential.run(strategy, outer, fn, leaves, treedef)
+    fn = autograph.converted_call(fn)
     kinds, arrays = [], []
     for leaf in leaves:
         if isinstance(leaf, PerReplica):
-            if not leaf.even:
-                raise NotImplementedError(UNEVEN)
-            if leaf.stacked.shape[0] != n:
-                raise ValueError(f"A PerReplica value of {leaf.stacked.shape[0]} replicas was passed to the "
-                                 f"`run` of a strategy of {n} replicas.")
             kinds.append("replica")
             arrays.append(leaf.stacked.value)
         elif isinstance(leaf, Tensor):

@@ -102,7 +102,9 @@ class Strategy:
         """Runs `fn(*args, **kwargs)` on every replica; `PerReplica` arguments give each replica its value.
 
         Returns the replicas' results: a `PerReplica` for each tensor `fn` returns (on one replica, the tensor).
-        Under a `MirroredStrategy`, the replicas run as one `shard_map` inside one `jax.jit` (see spmd.py);
+        Under a `MirroredStrategy`, the replicas run as one `shard_map` inside one `jax.jit` (see spmd.py); on a
+        partial batch split unevenly (replicas of different batch sizes, some maybe empty), `fn` is traced for
+        each replica on its own slice, one after another, as TF's replica threads run it (see sequential.py);
         called eagerly, `run` compiles `fn` as a `tf.function` does (traced again for new shapes or a new `fn`).
         """
         kwargs = kwargs or {}

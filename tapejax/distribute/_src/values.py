@@ -3,7 +3,8 @@
 Where every replica's value has one shape (the usual case), the values are one stacked array `[replicas, ...]`
 sharded over the strategy's mesh (each device holds its replica's slice): `strategy.run` hands it to
 `shard_map` as it is, and a reduction is one XLA all-reduce. A partial last batch split as TF splits it (5
-examples over 4 replicas: 2, 2, 1, 0) has values of different shapes: then they are kept one by one.
+examples over 4 replicas: 2, 2, 1, 0) has values of different shapes: then they are kept one by one (and
+`strategy.run` traces the replicas one at a time, sequential.py).
 """
 
 from __future__ import annotations
