@@ -314,7 +314,9 @@ class Function:
                 self._detector.trace_s += time.perf_counter() - started
                 sys.stdout.write(printed.getvalue())
             except Exception as e:
-                if symbolic is None or isinstance(e, PartiallyKnownShape):
+                # a partially known shape made into a tensor is the user's error, as in TF, where they chose the
+                # None dimensions (an input_signature); Keras's steps are traced per size instead
+                if symbolic is None or (isinstance(e, PartiallyKnownShape) and not self._batch_relaxed):
                     sys.stdout.write(printed.getvalue())
                     raise
                 self._tracing_count -= 1  # that trace was abandoned, not kept

@@ -851,7 +851,10 @@ class Flatten(Layer):
     def call(self, inputs: Any) -> Any:
         rest = list(inputs.shape[1:])
         size = -1 if any(d is None for d in rest) else int(np.prod(rest, dtype=np.int64))
-        return tf.reshape(inputs, [inputs.shape[0], size])
+        batch = inputs.shape[0]
+        if batch is None:  # a step traced for any batch size (Keras's fit): the batch is what is left
+            batch, size = (-1, size) if size > 0 else (tf.shape(inputs)[0], size)
+        return tf.reshape(inputs, [batch, size])
 
 
 class Dropout(Layer):
@@ -870,7 +873,8 @@ class Dropout(Layer):
     def call(self, inputs: Any, training: bool | None = None) -> Any:
         if not training or self.rate == 0.0:
             return tf.identity(inputs)
-        shape = self.noise_shape if self.noise_shape is not None else inputs.shape
+        shape = self.noise_shape if self.noise_shape is not None else \
+            inputs.shape if inputs.shape.is_fully_defined() else tf.shape(inputs)
         keep = tf.cast(tf.random.uniform(shape, seed=self.seed) >= self.rate, inputs.dtype)
         return inputs * keep / (1.0 - self.rate)
 

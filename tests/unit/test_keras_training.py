@@ -275,3 +275,31 @@ def test_metrics_keep_state_in_variables_inside_tf_function():
     assert float(metric.result()) == 1.0 and all(isinstance(v, tf.Variable) for v in metric.variables)
     metric.reset_state()
     assert float(metric.result()) == 0.0
+
+
+def test_a_flatten_step_is_one_trace_for_every_batch_size():
+    # Flatten reshapes to (batch, size): with the batch unknown the batch is the -1, so the step's symbolic trace
+    # (for a partial last batch) holds, without the per-size fallback
+    model = tf.keras.Sequential([tf.keras.Input((4, 3)), tf.keras.layers.Flatten(), tf.keras.layers.Dense(2)])
+    model.compile(tf.keras.optimizers.SGD(0.1), "mse")
+    x, y = np.ones((10, 4, 3), np.float32), np.ones((10, 2), np.float32)
+    model.fit(x, y, batch_size=4, epochs=2, verbose=0)
+    function = model.train_function.compiled
+    assert [c.symbolic for c in set(function._concrete.values())] == [True] and not function._per_size
+    np.testing.assert_allclose(model.predict(x, batch_size=4, verbose=0), model(x).numpy(), rtol=1e-6)
+
+
+class _ZerosLike(tf.keras.layers.Layer):
+    def call(self, inputs):
+        return inputs + tf.zeros(inputs.shape)  # needs the batch size: a known shape only
+
+
+def test_a_step_that_needs_the_batch_size_is_traced_per_size():
+    # Keras on TF would raise here (the batch is None in its trace); tapejax traces such a step per batch size
+    model = tf.keras.Sequential([tf.keras.Input((3,)), _ZerosLike(), tf.keras.layers.Dense(1)])
+    model.compile(tf.keras.optimizers.SGD(0.1), "mse")
+    x, y = np.ones((10, 3), np.float32), np.ones((10, 1), np.float32)
+    history = model.fit(x, y, batch_size=4, epochs=2, verbose=0)
+    function = model.train_function.compiled
+    assert function._per_size and not any(c.symbolic for c in set(function._concrete.values()))
+    assert np.all(np.isfinite(history.history["loss"]))
