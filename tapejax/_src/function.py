@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import io
-import inspect
 import sys
 import threading
 import time
@@ -28,11 +27,11 @@ import jax
 import numpy as np
 
 from .context import CONTEXT
-from . import autograph, background, caches, dispatch, dtypes, logs, retrace_causes, retracing, variable as variable_lib
+from . import (autograph, background, caches, dispatch, dtypes, logs, reachable, retrace_causes, retracing,
+               variable as variable_lib)
 from .concrete_function import ConcreteFunction
-from .module import Module
 from .static_values import PartiallyKnownShape
-from .signature import Binder, Static, Template, TensorSpec, flat_specs, symbolic_specs
+from .signature import Binder, Template, TensorSpec, flat_specs, symbolic_specs
 from .tensor import EagerTensor, Tensor, new_tid
 from .variable import Variable
 
@@ -296,7 +295,7 @@ class Function:
         """Traces until the variable set is stable; Python side effects run once per trace, as in TF. The
         variables are those reachable from this call (not every variable an earlier call passed: a function
         reused across models traces each model once, with its own variables), and those earlier traces met."""
-        found = _reachable_variables(self._python_function, tensors, template)
+        found = reachable.reachable_variables(self._python_function, tensors, template)
         found.update(self._discovered)
         tensor_vals = tuple(t._value for t in tensors)
         count = self._tracing_count
@@ -410,62 +409,3 @@ def function(func: Callable | None = None, input_signature: Any = None, autograp
         return Function(f, input_signature, jit_compile, reduce_retracing, autograph)
 
     return decorate if func is None else decorate(func)
-
-
-# -- seeding the variable set --------------------------------------------------------------------------------
-
-
-def _reachable_variables(fn: Callable, tensors: list, template: Template) -> dict[int, Variable]:
-    """Variables the step can see without running it: in its arguments, its bound object, its closure and the
-    globals its code names, and so on through the user functions it names (a few levels deep). Only
-    variables, plain containers, user functions and tapejax's holders of variables (tf.Module, optimizers) are
-    walked, never other objects."""
-    found: dict[int, Variable] = {}
-    roots: list[Any] = [s.value for s in template.statics if isinstance(s, Static)]
-    functions: list[Any] = [fn]
-    seen: set[int] = set()
-    for _ in range(3):  # the step, the helpers it calls, theirs
-        next_functions: list[Any] = []
-        for f in functions:
-            if isinstance(f, types.MethodType):
-                roots.append(f.__self__)
-                f = f.__func__
-            f = inspect.unwrap(f)
-            if not isinstance(f, types.FunctionType) or id(f) in seen or not autograph.is_user_code(f):
-                continue
-            seen.add(id(f))
-            named = [cell.cell_contents for cell in (f.__closure__ or ()) if _cell_full(cell)]
-            names = set(f.__code__.co_names)
-            for const in f.__code__.co_consts:  # names used by nested functions and comprehensions
-                if isinstance(const, types.CodeType):
-                    names.update(const.co_names)
-            named.extend(f.__globals__[n] for n in names if n in f.__globals__)
-            roots.extend(named)
-            next_functions.extend(x for x in named if isinstance(x, types.FunctionType | types.MethodType))
-        functions = next_functions
-    for root in roots:
-        _collect(root, found, depth=3)
-    return found
-
-
-def _cell_full(cell: Any) -> bool:
-    try:
-        cell.cell_contents
-    except ValueError:
-        return False
-    return True
-
-
-def _collect(obj: Any, found: dict[int, Variable], depth: int) -> None:
-    if isinstance(obj, Variable):
-        found.setdefault(obj._uid, obj)
-    elif isinstance(obj, Module) or (type(obj).__module__.startswith("tapejax.")
-                                     and isinstance(getattr(type(obj), "variables", None), property)):
-        for v in obj.variables:  # tf.Modules, and tapejax's other holders of variables (Keras optimizers)
-            found.setdefault(v._uid, v)
-    elif depth and isinstance(obj, list | tuple):
-        for x in obj:
-            _collect(x, found, depth - 1)
-    elif depth and isinstance(obj, dict):
-        for x in obj.values():
-            _collect(x, found, depth - 1)
