@@ -8,8 +8,10 @@ another's, and so that there is one place to look for hidden state.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
+from collections.abc import Iterator
 from typing import Any
 
 
@@ -47,3 +49,25 @@ class Context(threading.local):
 
 
 CONTEXT = Context()
+
+
+def seed_snapshot() -> tuple:
+    """This thread's random seed state, to trace again later with the same seeds (`seeds`)."""
+    state = CONTEXT
+    return (state.global_seed, state.entropy, state.seed_counter, dict(state.seed_calls))
+
+
+@contextlib.contextmanager
+def seeds(snapshot: tuple | None) -> Iterator[None]:
+    """Runs a trace with the random seed state `snapshot` (None: the current one, left advanced)."""
+    if snapshot is None:
+        yield
+        return
+    state = CONTEXT
+    saved = (state.global_seed, state.entropy, state.seed_counter, state.seed_calls)
+    state.global_seed, state.entropy, state.seed_counter, calls = snapshot
+    state.seed_calls = dict(calls)
+    try:
+        yield
+    finally:
+        state.global_seed, state.entropy, state.seed_counter, state.seed_calls = saved

@@ -25,15 +25,14 @@ discarded), and JAX's semantics for such values apply.
 
 from __future__ import annotations
 
-import contextlib
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import jax
 import numpy as np
 
-from .context import CONTEXT
+from .context import seed_snapshot, seeds
 from . import caches, pure_state
 from .capture import is_leaf
 from .concrete_function import ConcreteFunction
@@ -105,7 +104,7 @@ class PureFunction:
         calls = state[pure_state.CALLS_KEY] if self.uses_calls else _NO_CALLS
         concrete = ConcreteFunction(self._function, template, list(variables.values()), first=False)
         run = concrete._checked if has_checks else concrete._pure
-        with _seeds(self._seed_state):
+        with seeds(self._seed_state):
             outs, new_vals, *_ = run(tuple(t._value for t in tensors), tuple(values), calls)
         if concrete.discovered:  # the signature's variables were found; only a changed program meets new ones
             raise ValueError(f"{self.__name__} read or wrote variables its state lacks "
@@ -137,10 +136,10 @@ class PureFunction:
             variables = list(self._variables.values())
             concrete = ConcreteFunction(self._function, template, variables, first=not self._traced)
             if not self._traced:
-                self._seed_state = _snapshot()
+                self._seed_state = seed_snapshot()
             calls = jax.ShapeDtypeStruct((), np.uint32)
             var_specs = tuple(jax.ShapeDtypeStruct(v._value.shape, v._value.dtype) for v in variables)
-            with _seeds(self._seed_state if self._traced else None):
+            with seeds(self._seed_state if self._traced else None):
                 jax.eval_shape(concrete._checked, specs, var_specs, calls)
             self._traced = True
             self.uses_calls = self.uses_calls or concrete.used_calls
@@ -165,24 +164,3 @@ def _as_tensors(tree: Any) -> Any:
         return x
 
     return jax.tree_util.tree_map(convert, tree, is_leaf=is_leaf)
-
-
-@contextlib.contextmanager
-def _seeds(snapshot: tuple | None) -> Iterator[None]:
-    """Runs a trace with the random seed state `snapshot` (None: the current one, left advanced)."""
-    if snapshot is None:
-        yield
-        return
-    state = CONTEXT
-    saved = (state.global_seed, state.entropy, state.seed_counter, state.seed_calls)
-    state.global_seed, state.entropy, state.seed_counter, calls = snapshot
-    state.seed_calls = dict(calls)
-    try:
-        yield
-    finally:
-        state.global_seed, state.entropy, state.seed_counter, state.seed_calls = saved
-
-
-def _snapshot() -> tuple:
-    state = CONTEXT
-    return (state.global_seed, state.entropy, state.seed_counter, dict(state.seed_calls))

@@ -16,9 +16,8 @@ variables' current values as TF's map does.
 
 from __future__ import annotations
 
-import contextlib
 import itertools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import jax
@@ -28,7 +27,7 @@ import numpy as np
 from tapejax._src import autograph, caches, static_values
 from tapejax._src.string_values import HostValueError
 from tapejax._src.concrete_function import _Trace, _tracing
-from tapejax._src.context import CONTEXT
+from tapejax._src.context import seed_snapshot, seeds
 from tapejax._src.signature import TensorSpec
 from tapejax._src.tensor import TensorShape
 
@@ -53,27 +52,6 @@ def _needs_values(e: Exception) -> bool:
                       static_values.NotStatic | HostValueError)  # HostValueError: a string op (strings live on the host)
 
 
-@contextlib.contextmanager
-def _seeds(snapshot: tuple | None) -> Iterator[None]:
-    """Runs a trace with the random seed state `snapshot` (None: the current one, left advanced)."""
-    if snapshot is None:
-        yield
-        return
-    state = CONTEXT
-    saved = (state.global_seed, state.entropy, state.seed_counter, state.seed_calls)
-    state.global_seed, state.entropy, state.seed_counter, calls = snapshot
-    state.seed_calls = dict(calls)
-    try:
-        yield
-    finally:
-        state.global_seed, state.entropy, state.seed_counter, state.seed_calls = saved
-
-
-def _snapshot() -> tuple:
-    state = CONTEXT
-    return (state.global_seed, state.entropy, state.seed_counter, dict(state.seed_calls))
-
-
 class TracedFunction:
     """`fn` of elements of `structure`: `out` is the structure of its results (with TF's None dimensions where
     the input's are None); `single`/`block` run it compiled on one element or a block of them."""
@@ -86,7 +64,7 @@ class TracedFunction:
         self.unpack = unpack
         self.extra = extra  # a state structure passed first (scan, reduce)
         self._converted = autograph.convert(fn) if callable(fn) else fn
-        self._seed_state = _snapshot()
+        self._seed_state = seed_snapshot()
         self._uid = next(_UIDS)  # this function's part of the shared caches (keys: (uid, shapes))
         self.vectorisable = True
         self.stateful = False
@@ -127,7 +105,7 @@ class TracedFunction:
             return found
         holder: list = []
         avals = [jax.ShapeDtypeStruct(s, spec.dtype._np) for s, spec in zip(shapes, self._specs())]
-        with _seeds(None if first else self._seed_state):
+        with seeds(None if first else self._seed_state):
             closed = jax.make_jaxpr(lambda *a: self._pure(holder, a[:-1], a[-1]))(*avals, _COUNTER)
         found = _JAXPRS[key] = (closed, holder[0])
         return found
@@ -152,7 +130,7 @@ class TracedFunction:
                 shape = jax.export.symbolic_shape(f"({dims})" if dims else "()", scope=scope)
                 avals.append(jax.ShapeDtypeStruct(shape, spec.dtype._np))
             holder: list = []
-            with _seeds(None):
+            with seeds(None):
                 jax.eval_shape(lambda *a: self._pure(holder, a[:-1], a[-1]), *avals, _COUNTER)
             return holder[0]
         except Exception as e:  # a step that needs concrete sizes: dimensions that differ between two sizes are None
@@ -174,7 +152,7 @@ class TracedFunction:
         element = self._sample() if self._sample is not None and not self.extra else None
         if element is None:
             return self._eager_spec(self._specs())
-        with _seeds(self._seed_state):
+        with seeds(self._seed_state):
             out = Structure.split(self.call_python(element), self.api)[0]
         specs = self._specs()
         cut = tuple(np.asarray(c)[tuple(slice(0, 1) if d is None else slice(None) for d in s.shape.as_list())]
@@ -182,7 +160,7 @@ class TracedFunction:
         if all(np.shape(a) == np.shape(b) for a, b in zip(cut, element)):
             return out
         try:
-            with _seeds(self._seed_state):
+            with seeds(self._seed_state):
                 other = Structure.split(self.call_python(cut), self.api)[0]
         except Exception:  # noqa: BLE001 (a function that needs the bigger element: its shapes as they came)
             return out
@@ -200,7 +178,7 @@ class TracedFunction:
         for fill, size in ((0, 1), (1, 2)):
             probe = tuple(np.full([d if d is not None else size for d in s.shape.as_list()],
                                   b"" if s.dtype._np.kind == "O" else fill, s.dtype._np) for s in specs)
-            with _seeds(self._seed_state):
+            with seeds(self._seed_state):
                 outs.append(Structure.split(self.call_python(probe), self.api)[0])
         merged = [TensorSpec(TensorShape([x if x == y else None for x, y in zip(a.shape.dims, b.shape.dims)])
                              if a.shape.rank == b.shape.rank else TensorShape(None), a.dtype)
