@@ -95,8 +95,7 @@ def chain_gradient(quick: bool, n_ops: int = 10):
     """A chain of n elementwise ops on a 64-vector Variable and its gradient, computed in a loop: the steady state.
 
     tapejax compiles a large structure only once its op-by-op runs have paid for the compile (executables.Policy:
-    the 1000-op chain on its 51st run), and runs op by op while it compiles in the background (30 runs), so the
-    warm-up runs the loop that long; the runs before are op by op (see
+    the 1000-op chain on its 51st run), so the warm-up runs the loop that long; the runs before are op by op (see
     `python -m benchmarks --only long_chain` for a fresh process's first runs).
     """
     w0 = np.linspace(-1.0, 1.0, 64, dtype=np.float32)
@@ -130,8 +129,7 @@ def chain_gradient(quick: bool, n_ops: int = 10):
         impls["PyTorch eager autograd"] = (torch_step, block_torch)
     targets = ([("TensorFlow eager tape", "tapejax eager tape", ">=", 5.0, 2)]
                if tensorflow is not None and n_ops == 10 else [])
-    # the chain and its sum; then the runs made op by op while its executable compiles in the background
-    warmup = max(3, executables.POLICY.min_runs(n_ops + 1)) + executables.POLICY.runs_while_compiling + 1
+    warmup = max(3, executables.POLICY.min_runs(n_ops + 1))  # the chain and its sum
     return (f"{n_ops}-op chain + gradient in a loop (shape (64,))", impls, "jax.jit(jax.grad)", targets,
             {"warmup": 1 if quick else warmup})
 
