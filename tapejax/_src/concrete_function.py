@@ -10,9 +10,7 @@ call raises (as InvalidArgumentError) before writing anything back.
 
 from __future__ import annotations
 
-import concurrent.futures
 import contextlib
-import functools
 import time
 import weakref
 from collections.abc import Iterator
@@ -24,7 +22,7 @@ import numpy as np
 from jax.experimental import checkify
 
 from .context import CONTEXT
-from . import background, caches, errors, tape as tape_lib
+from . import caches, errors, tape as tape_lib
 from .capture import is_leaf as _is_leaf, unbounded_loop_message
 from .convert import to_array
 from .registry import OpDef
@@ -262,35 +260,12 @@ class ConcreteFunction:
             return self._compiled
         sizes = tuple(v.shape for v in tensor_vals)
         compiled = self._by_size.get(sizes)
-        if isinstance(compiled, concurrent.futures.Future):  # compiled ahead (compile_ahead): its executable
-            try:
-                compiled = compiled.result()
-            except BaseException:  # cancelled at exit, or failed: compiled here, raising its error if any
-                compiled = None
         if compiled is None:  # a fresh jit per size: JAX's caches for it die with the executable
-            compiled = self._compile(self._lowered(tensor_vals, var_vals, calls))
-        self._by_size[sizes] = compiled
+            started = time.perf_counter()
+            compiled = jax.jit(self._exported.call).trace(tensor_vals, var_vals, calls).lower().compile()
+            self.function._detector.compiled(time.perf_counter() - started)
+            self._by_size[sizes] = compiled
         return compiled
-
-    def _lowered(self, tensor_vals: tuple, var_vals: tuple, calls: Any) -> Any:
-        return jax.jit(self._exported.call).trace(tensor_vals, var_vals, calls).lower()
-
-    def _compile(self, lowered: Any) -> Any:
-        started = time.perf_counter()
-        compiled = lowered.compile()
-        self.function._detector.compiled(time.perf_counter() - started)
-        return compiled
-
-    def compile_ahead(self, tensor_vals: tuple, var_vals: tuple, calls: Any) -> None:
-        """Queues the compile of this symbolic trace for these sizes on the background worker (lowered here, on
-        the caller's thread, as a call lowers); the call of those sizes waits for it. The executable is the one
-        the call would compile itself: same program, same values."""
-        sizes = tuple(v.shape for v in tensor_vals)
-        if self._by_size.get(sizes) is None:
-            lowered = self._lowered(tensor_vals, var_vals, calls)
-            future = background.submit(functools.partial(self._compile, lowered))
-            if future is not None:
-                self._by_size[sizes] = future
 
     def __call__(self, tensor_vals: tuple, var_vals: tuple, calls: Any, variables: list[Variable]) -> Any:
         try:

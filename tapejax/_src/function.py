@@ -27,7 +27,7 @@ import jax
 import numpy as np
 
 from .context import CONTEXT
-from . import (autograph, background, caches, dispatch, dtypes, logs, reachable, retrace_causes, retracing,
+from . import (autograph, caches, dispatch, dtypes, logs, reachable, retrace_causes, retracing,
                variable as variable_lib)
 from .concrete_function import ConcreteFunction
 from .static_values import PartiallyKnownShape
@@ -203,41 +203,6 @@ class Function:
                          for s in self._input_signature)
         template, tensors = self._binder.bind(*self._binder.canonical(args, kwargs))
         return self._lookup(template, tensors, note=False)[0]
-
-    def _compile_ahead(self, first: tuple, *later: tuple) -> None:
-        """Makes the executables of calls with these arguments ready before they come: the trace for `first` (as
-        its call would trace it), then, for each of `later` that this trace serves without tracing again (a relaxed
-        trace: one symbolic trace compiled per size), its XLA compile, queued on the background worker. Keras's
-        `fit` passes its first batch and the shape of its partial last batch, whose compile then runs beside the
-        first one's and the epoch's steps. Nothing is traced for `later`, so no Python side effect moves; with
-        background compilation off, the later calls compile when they come, as without this."""
-        if _CONFIG.run_eagerly or CONTEXT.trace is not None:
-            return
-        template, tensors = self._binder.bind(*self._binder.canonical(first, {}))
-        concrete = self._concrete.get(template.key)
-        if concrete is None or concrete.live_variables() is None:
-            self._lookup(template, tensors, note=False)
-        if not background.enabled():
-            return
-        for args in later:
-            template, tensors = self._binder.bind(*self._binder.canonical(args, {}))
-            with self._lock:
-                concrete = self._serving(template)
-            variables = None if concrete is None else concrete.live_variables()
-            if variables is not None:
-                calls = jax.ShapeDtypeStruct((), np.uint32)
-                concrete.compile_ahead(tuple(t._value for t in tensors), tuple(v._current() for v in variables),
-                                       calls)
-
-    def _serving(self, template: Template) -> ConcreteFunction | None:
-        """The symbolic trace that would serve a call of `template` without tracing, or None."""
-        concrete = self._concrete.get(template.key)
-        if concrete is None and self._reduce_retracing and self._input_signature is None:
-            group, specs = template.key[:2], template.key[2]
-            general = retracing.accepting(self._relaxed.get(group) or [], specs)
-            if general is not None and (*group, general) not in self._per_size:
-                concrete = self._concrete.get((*group, retracing.realise(general, specs)))
-        return concrete if concrete is not None and concrete.symbolic else None
 
     def _lookup(self, template: Template, tensors: list[Tensor], note: bool) -> tuple[ConcreteFunction, list]:
         """The trace for a call that the hot path did not find: traced here, under the lock, unless another

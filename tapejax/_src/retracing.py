@@ -68,9 +68,8 @@ class Detector:
         return cause
 
     def compiled(self, seconds: float) -> None:
-        with _LOCK:  # the background worker counts too
-            self.compiles += 1
-            self.compile_s += seconds
+        self.compiles += 1
+        self.compile_s += seconds
 
     def called_without_tracing(self) -> None:
         # the hot path of every call: three increments, no lock (a lost update only blurs a heuristic)

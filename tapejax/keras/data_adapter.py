@@ -139,15 +139,6 @@ class EpochIterator:
                        for spec in tf.nest.flatten(self._source.element_spec) if hasattr(spec, "shape"))
         return True
 
-    def partial_batch(self) -> Any:
-        """A batch shaped as the epoch's partial last batch (its first rows), or None when it has none or the data
-        does not say: what `fit` compiles for ahead of time."""
-        if self._arrays is None or not self._samples % self._batch_size or self._size < 2:
-            return None
-        if self.steps_per_epoch is not None and self.steps_per_epoch < self._size:
-            return None
-        return self._rows(slice(0, self._samples % self._batch_size))
-
     @property
     def num_batches(self) -> int | None:
         return self.steps_per_epoch or self._size

@@ -257,26 +257,20 @@ class Trainer(Keras2Names):
         def run(data: Any) -> Any:
             return compiled(data, holders)
 
-        def prepare(first: Any, batch_unknown: bool, partial: Any = None) -> None:
-            compiled._batch_relaxed = batch_unknown
-            if partial is not None:
-                compiled._compile_ahead((first, holders), (partial, holders))
+        def batch_unknown(unknown: bool) -> None:
+            compiled._batch_relaxed = unknown
 
-        run.compiled, run.prepare = compiled, prepare
+        run.compiled, run.batch_unknown = compiled, batch_unknown
         return run
 
     @staticmethod
-    def _prepare(function: Any, data: Any, iterator: EpochIterator | None = None) -> None:
-        """Before the first step of a fit, evaluate or predict (`iterator`) or of a `*_on_batch` call (none): the
-        step is traced as Keras on TF traces it, for the data's element_spec (the batch dimension unknown when the
-        iterator says so: one trace serves the full batches and the partial last one); the partial last batch's
-        executable is then compiled ahead, beside the first one's (Function._compile_ahead)."""
-        prepare = getattr(function, "prepare", None)
-        if prepare is not None:
-            if iterator is None:
-                prepare(data, False)
-            else:
-                prepare(data, iterator.batch_unknown, iterator.partial_batch())
+    def _prepare(function: Any, iterator: EpochIterator | None = None) -> None:
+        """Before the steps of a fit, evaluate or predict (`iterator`) or of a `*_on_batch` call (none): the step is
+        traced as Keras on TF traces it, for the data's element_spec (the batch dimension unknown when the iterator
+        says so: one trace serves the full batches and the partial last one, compiled per size)."""
+        batch_unknown = getattr(function, "batch_unknown", None)
+        if batch_unknown is not None:
+            batch_unknown(iterator is not None and iterator.batch_unknown)
 
     def _distributed(self, strategy: Any, step: Any, reduction: str) -> Any:
         """`step` on every replica of `strategy` (eagerly, `strategy.run` compiles its one shard_map itself)."""
@@ -362,7 +356,7 @@ class Trainer(Keras2Names):
                     self._build_for_data(data, training=True)
                     self.make_train_function()
                 if not prepared:
-                    self._prepare(self.train_function, data, iterator)
+                    self._prepare(self.train_function, iterator)
                     prepared = True
                 callbacks.on_train_batch_begin(step)
                 logs = self.train_function(data)
@@ -424,7 +418,7 @@ class Trainer(Keras2Names):
                 self._build_for_data(data, training=False)
                 self.make_test_function()
             if step == 0:
-                self._prepare(self.test_function, data, iterator)
+                self._prepare(self.test_function, iterator)
             callbacks.on_test_batch_begin(step)
             logs = self.test_function(data)
             callbacks.on_test_batch_end(step, logs)
@@ -460,7 +454,7 @@ class Trainer(Keras2Names):
                         self._forward(unpack_x_y_sample_weight(data)[0], training=False)
                 self.make_predict_function()
             if step == 0:
-                self._prepare(self.predict_function, data, iterator)
+                self._prepare(self.predict_function, iterator)
             callbacks.on_predict_batch_begin(step)
             batch_outputs = self.predict_function(data)
             outputs.append(batch_outputs)
@@ -488,7 +482,7 @@ class Trainer(Keras2Names):
             self._build_for_data(data, training=True)
         self.reset_metrics()
         function = self.make_train_function()
-        self._prepare(function, data)
+        self._prepare(function)
         logs = callbacks_module.pythonify_logs(function(data))
         return logs if return_dict else self._flatten_metrics_in_order(logs)
 
@@ -500,7 +494,7 @@ class Trainer(Keras2Names):
             self._build_for_data(data, training=False)
         self.reset_metrics()
         function = self.make_test_function()
-        self._prepare(function, data)
+        self._prepare(function)
         logs = callbacks_module.pythonify_logs(function(data))
         return logs if return_dict else self._flatten_metrics_in_order(logs)
 
@@ -510,5 +504,5 @@ class Trainer(Keras2Names):
             with self.distribute_strategy.scope():
                 self._forward(x, training=False)
         function = self.make_predict_function()
-        self._prepare(function, (x,))
+        self._prepare(function)
         return _numpy(function((x,)))
