@@ -154,8 +154,8 @@ def reduced(reduce_op: Any, x: MergedPerReplica) -> Tensor:
     if x._replay is not None:
         from tapejax.distribute._src import sequential
 
-        combine = sequential.summed if op is enums.ReduceOp.SUM else sequential.averaged
-        return EagerTensor(x._replay.collective(f"merge_fn's reduce({op.name})", x._local.value, combine))
+        return EagerTensor(x._replay.collective(f"merge_fn's reduce({op.name})", x._local.value,
+                                                sequential.reduced(op)))
     collective = jax.lax.psum if op is enums.ReduceOp.SUM else jax.lax.pmean
     return EagerTensor(collective(x._local.value, replica.AXIS))
 

@@ -58,8 +58,8 @@ class ReplicaContext:
             if self._replay is not None:
                 from tapejax.distribute._src import sequential
 
-                combine = sequential.summed if op is enums.ReduceOp.SUM else sequential.averaged
-                return EagerTensor(self._replay.collective(f"all_reduce({op.name})", x.value, combine))
+                return EagerTensor(self._replay.collective(f"all_reduce({op.name})", x.value,
+                                                           sequential.reduced(op)))
             if not self._spmd:
                 return x
             collective = jax.lax.psum if op is enums.ReduceOp.SUM else jax.lax.pmean

@@ -106,6 +106,11 @@ def averaged(values: list[Any]) -> list[Any]:
     return [mean] * len(values)
 
 
+def reduced(op: Any) -> Callable[[list[Any]], list[Any]]:
+    """The combination of a `ReduceOp`: SUM sums, MEAN averages."""
+    return summed if op is enums.ReduceOp.SUM else averaged
+
+
 def concatenated(axis: int) -> Callable[[list[Any]], list[Any]]:
     def combine(values: list[Any]) -> list[Any]:
         return [jnp.concatenate(values, axis=axis)] * len(values)
