@@ -466,8 +466,9 @@ def eye(num_rows, num_columns=None, batch_shape=None, dtype=dtypes.float32, name
 def range(start, limit=None, delta=1, dtype=None, name="range") -> Tensor:  # noqa: A001 (TF's name)
     if limit is None:
         start, limit = 0, start
-    values = [np.asarray(hashable(v, "Range", arg), v.dtype._np) if isinstance(v, _Operators) else to_array(v)
-              for v, arg in ((start, "start"), (limit, "limit"), (delta, "delta"))]
+    # On the host: the bounds are static (a tensor's is read), so a symbolic Keras call stays abstract.
+    values = [np.asarray(hashable(v, "Range", arg), v.dtype._np) if isinstance(v, _Operators)
+              else to_array(v, on_device=False) for v, arg in ((start, "start"), (limit, "limit"), (delta, "delta"))]
     _check_range(*(v.item() for v in values))
     if dtype is None:
         kinds = [v.dtype for v in values]
