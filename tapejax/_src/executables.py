@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import jax
+from jax._src import config as jax_config  # constant folding's switch: see _run
 
 from . import background, caches, checking, deferred, errors
 from .lowering import Program, replay_fn
@@ -144,9 +145,12 @@ class Lowered:
         leaves, consts, extras = args
         flat = (*leaves, *consts, *extras)
         if any(isinstance(x, jax.core.Tracer) for x in flat):
-            # inside an outer jax trace (tf.function): inline, the outer jit compiles it
+            # inside an outer jax trace (tf.function): inline, the outer jit compiles it. Staged whole: under the
+            # trace's constant folding, JAX's transpose rules would run each op on a constant cotangent (the
+            # ones seed) eagerly, one XLA compile per op and shape.
             deferred.compute_all(apps)
-            return self.transform(kind, build)(leaves, consts, extras)
+            with jax_config.eager_constant_folding(False):
+                return self.transform(kind, build)(leaves, consts, extras)
         executables = self._compiled.get(kind)
         if not executables:  # not compiled yet: does compiling pay back now?
             if eager is not None and self._always_eager:
