@@ -1,65 +1,31 @@
 """MultiWorkerMirroredStrategy across 2 processes on 127.0.0.1: a custom training loop and Keras `fit` give one
 process's losses and weights; each worker fed its half of every global batch; reduce and gather cross the
-processes; only the chief writes the checkpoint, which restores. Also TF_CONFIG's errors and a worker whose chief
-never comes. Every process is started with a bounded wait and killed in a `finally`."""
+processes; only the chief writes the checkpoint, which restores; a partial last batch split unevenly over the
+workers' replicas trains as one process too. Also TF_CONFIG's errors and a worker whose chief never comes. Every
+process is started with a bounded wait and killed in a `finally`."""
 
 from __future__ import annotations
 
-import json
 import os
 import pathlib
-import socket
 import subprocess
 import sys
-import time
 
 import numpy as np
 import pytest
 
-from tests.distribute.conftest import ROOT, run_json
+from tests.distribute.conftest import ROOT, process_env, run_at_once, run_json, worker_configs
 
 SCRIPT = pathlib.Path(__file__).with_name("multi_worker.py")
 CONFIG_SCRIPT = pathlib.Path(__file__).with_name("multi_worker_config.py")
 
 
-def _free_ports(n: int) -> list[int]:
-    sockets = [socket.socket() for _ in range(n)]
-    try:
-        for s in sockets:
-            s.bind(("127.0.0.1", 0))
-        return [s.getsockname()[1] for s in sockets]
-    finally:
-        for s in sockets:
-            s.close()
-
-
-def _env(tf_config: dict) -> dict:
-    return dict(os.environ, TF_CONFIG=json.dumps(tf_config) if tf_config else "", XLA_FLAGS="--xla_force_host_platform_device_count=1",
-                PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
-
-
-def _run_workers(tmp_path: pathlib.Path, timeout: float = 120) -> tuple[list[dict], dict]:
-    """The two workers and, at the same time, the one-process run of the same global batches."""
-    workers = [f"127.0.0.1:{p}" for p in _free_ports(2)]
-    commands = [(["worker", str(tmp_path)], {"cluster": {"worker": workers}, "task": {"type": "worker", "index": i}})
-                for i in range(2)] + [(["single", str(tmp_path / "single")], {})]
-    procs = []
-    try:
-        for args, config in commands:
-            procs.append(subprocess.Popen([sys.executable, str(SCRIPT), *args], env=_env(config), cwd=ROOT,
-                                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
-        deadline = time.monotonic() + timeout
-        outs = []
-        for p in procs:
-            stdout, stderr = p.communicate(timeout=max(1.0, deadline - time.monotonic()))
-            assert p.returncode == 0, stderr[-4000:]
-            outs.append(json.loads(stdout.strip().splitlines()[-1]))
-        return outs[:2], outs[2]
-    finally:
-        for p in procs:
-            if p.poll() is None:
-                p.kill()
-                p.wait(timeout=30)
+def _run_workers(tmp_path: pathlib.Path, timeout: float = 180) -> tuple[list[dict], dict]:
+    """The two workers and, at the same time, the one-process runs of the same global batches (2 CPU devices
+    there, for a MirroredStrategy of the workers' 2 replicas)."""
+    commands = [([str(SCRIPT), "worker", str(tmp_path)], config, 1) for config in worker_configs(2)]
+    outs = run_at_once(commands + [([str(SCRIPT), "single", str(tmp_path / "single")], {}, 2)], timeout)
+    return outs[:2], outs[2]
 
 
 @pytest.fixture(scope="module")
@@ -84,6 +50,52 @@ def test_keras_fit_on_two_workers_equals_one_process(runs):
     for out in (chief, worker):
         np.testing.assert_allclose(out["fit_loss"], single["fit_loss"], rtol=1e-5)
         for got, want in zip(out["fit_weights"], single["fit_weights"], strict=True):
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("loop", ["eager", "function", "dff"])
+def test_a_partial_batch_split_unevenly_over_the_workers_trains_as_one_process(runs, loop):
+    # 13 examples in global batches of 8, two epochs: each ends on 5 examples split 3, 2 over the workers' 2
+    # replicas (eager and tf.function steps over experimental_distribute_dataset); "dff":
+    # distribute_datasets_from_function, batches 4, 4 then 1, 0 (worker 1's pipeline ran out). With the global
+    # batch size given to compute_average_loss, the workers give one device's losses and weights, and those of
+    # one process's MirroredStrategy of 2 replicas.
+    (chief, worker), single, _ = runs
+    for out in (chief, worker):
+        for reference in (single["uneven"][loop], single["uneven_one_device"][loop]):
+            got = out["uneven"][loop]
+            assert got["iterations"] == reference["iterations"] == 4
+            np.testing.assert_allclose(got["losses"], reference["losses"], rtol=1e-5)
+            for a, b in zip(got["weights"], reference["weights"], strict=True):
+                np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    assert single["uneven"][loop]["losses"][0] != single["uneven"][loop]["losses"][-1]  # it trained
+
+
+def test_each_worker_sees_its_replicas_of_a_partial_batch(runs):
+    (chief, worker), single, _ = runs
+    from tests.distribute.multi_worker import data
+
+    first = data()[0][:13, 0]
+    for loop in ("eager", "function"):
+        # the last batch (examples 8..12): worker 0's replica gets 3, worker 1's 2; gather gives all 5 on both
+        assert np.allclose(chief["uneven"][loop]["local_x"][1], [first[8:11]])
+        assert np.allclose(worker["uneven"][loop]["local_x"][1], [first[11:13]])
+        for out in (chief, worker):
+            assert np.allclose(out["uneven"][loop]["gathered_x"][1], first[8:13])
+        local = [chief["uneven"][loop]["local_losses"][1][0], worker["uneven"][loop]["local_losses"][1][0]]
+        np.testing.assert_allclose(local, np.ravel(single["uneven"][loop]["local_losses"][1]), rtol=1e-5)
+    # worker 1's pipeline ran out: its replica's batch is empty and its loss 0
+    assert np.allclose(chief["uneven"]["dff"]["local_x"][1], [[first[8]]])
+    assert worker["uneven"]["dff"]["local_x"][1] == [[]] and worker["uneven"]["dff"]["local_losses"][1] == [0.0]
+
+
+def test_keras_fit_with_a_partial_batch_on_two_workers_equals_one_process(runs):
+    # Keras's scaling (each replica's mean loss / replicas) makes the uneven batch's update TF's, not one
+    # device's: the reference is one process's MirroredStrategy of 2 replicas
+    (chief, worker), single, _ = runs
+    for out in (chief, worker):
+        np.testing.assert_allclose(out["uneven"]["fit_loss"], single["uneven"]["fit_loss"], rtol=1e-5)
+        for got, want in zip(out["uneven"]["fit_weights"], single["uneven"]["fit_weights"], strict=True):
             np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
 
 
@@ -129,9 +141,8 @@ except tf.errors.UnavailableError as e:
 
 
 def test_a_worker_that_cannot_reach_the_chief_gets_unavailable_error_in_bounded_time():
-    workers = [f"127.0.0.1:{p}" for p in _free_ports(2)]  # nobody listens on the chief's port
-    config = {"cluster": {"worker": workers}, "task": {"type": "worker", "index": 1}}
-    done = subprocess.run([sys.executable, "-c", UNREACHABLE], env=_env(config), cwd=ROOT, capture_output=True,
+    config = worker_configs(2)[1]  # nobody listens on the chief's port
+    done = subprocess.run([sys.executable, "-c", UNREACHABLE], env=process_env(config), cwd=ROOT, capture_output=True,
                           text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-3000:]
     name, seconds, names_the_fix = done.stdout.split()

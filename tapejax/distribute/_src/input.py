@@ -5,17 +5,20 @@ fewer or none (a partial batch of 5 over 4 replicas: 2, 2, 1, 0). When B divides
 one array `[replicas, B / replicas, ...]` placed with the strategy's split sharding, each device holding its
 replica's rows (one host-to-device transfer, no per-replica loop); otherwise its slices are kept one by one,
 each replicated on the strategy's devices: `strategy.run` then traces the replicas one by one (sequential.py), a
-program that runs on every device.
-"""
+program that runs on every device. Under MultiWorkerMirroredStrategy each worker feeds its own replicas' rows, so
+for such a batch the workers first swap them (exchange.py): every worker then holds every replica's rows and runs
+that program on them."""
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import numpy as np
 
 import tapejax as tf
 from tapejax._src.tensor import EagerTensor
+from tapejax.distribute._src import exchange
 from tapejax.distribute._src.values import PerReplica
 
 
@@ -63,12 +66,11 @@ class DistributedDataset:
             for element in it:
                 yield tf.nest.map_structure(lambda x: split(self._strategy, x), element)
             return
+        if self._strategy._in_multi_worker_mode():
+            yield from _from_every_worker(self._strategy, it, n, self._dataset.element_spec)
+            return
         while True:
-            batches = []
-            for element in it:
-                batches.append(element)
-                if len(batches) == n:
-                    break
+            batches = list(itertools.islice(it, n))
             if not batches:
                 return
             yield tf.nest.map_structure(lambda *xs: per_replica_of(self._strategy, list(xs), pad=n), *batches)
@@ -93,27 +95,50 @@ def split(strategy: Any, x: Any) -> Any:
     per = -(-b // n)
     if per * n == b:
         return PerReplica(stacked=EagerTensor(strategy._place_split(array.reshape((n, per) + array.shape[1:]))))
-    _check_one_worker(strategy)
-    return PerReplica(values=[EagerTensor(strategy._replicate(array[min(i * per, b):min((i + 1) * per, b)]))
-                              for i in range(n)])
+    slices = [array[min(i * per, b):min((i + 1) * per, b)] for i in range(n)]
+    if strategy._in_multi_worker_mode():  # each replica's rows from the worker that feeds it
+        slices = exchange.rows(strategy, [slices[i] for i in strategy._local_replicas()], [a.shape for a in slices])
+    return PerReplica(values=[EagerTensor(strategy._replicate(a)) for a in slices])
 
 
 def per_replica_of(strategy: Any, values: list[Any], pad: int | None = None) -> PerReplica:
     """Replica i's value is `values[i]` (empty batches of the same shape for missing replicas, up to `pad`); under
-    MultiWorkerMirroredStrategy `values` are this worker's replicas' and `pad` their count."""
+    MultiWorkerMirroredStrategy `values` are this worker's replicas' (the workers swap their shapes)."""
     arrays = [np.asarray(v) for v in values]
+    if strategy._in_multi_worker_mode():
+        shapes = exchange.shapes(strategy, [[a.shape for a in arrays]], [arrays[0].ndim])[0]
+        return _component(strategy, arrays, shapes, arrays[0].dtype)
     if pad is not None and len(arrays) < pad:
         arrays += [np.zeros((0,) + arrays[0].shape[1:], arrays[0].dtype)] * (pad - len(arrays))
     if all(a.shape == arrays[0].shape for a in arrays):
         return PerReplica(stacked=EagerTensor(strategy._place_local(np.stack(arrays))))
-    _check_one_worker(strategy)
     return PerReplica(values=[EagerTensor(strategy._replicate(a)) for a in arrays])
 
 
-def _check_one_worker(strategy: Any) -> None:
-    if len(strategy._local_replicas()) < strategy.num_replicas_in_sync:
-        raise NotImplementedError(
-            "Under tapejax's MultiWorkerMirroredStrategy every replica's batch must have one shape (the workers' "
-            "rows form one global array; a partial batch split unevenly is traced one replica at a time, which "
-            "needs every replica's rows in one process, and each worker holds only its own): batch with "
-            "`drop_remainder=True`, or make the global batch size a multiple of `strategy.num_replicas_in_sync`.")
+def _from_every_worker(strategy: Any, it: Any, n: int, spec: Any) -> Any:
+    """`distribute_datasets_from_function`'s steps under MultiWorkerMirroredStrategy: each worker's `n` replicas
+    take its pipeline's next batches; the workers swap their batches' shapes each step, and a worker whose
+    pipeline ran out gives its replicas empty batches until every worker's has (TF's behaviour)."""
+    specs = tf.nest.flatten(spec)
+    ranks = [len(s.shape) for s in specs]
+    while True:
+        batches = [[np.asarray(x) for x in tf.nest.flatten(b)] for b in itertools.islice(it, n)]
+        local = [[batches[j][c].shape if j < len(batches) else None for j in range(n)] for c in range(len(specs))]
+        every = exchange.shapes(strategy, local, ranks)
+        if all(shape is None for shape in every[0]):
+            return
+        yield tf.nest.pack_sequence_as(spec, [
+            _component(strategy, [b[c] for b in batches], every[c], np.dtype(specs[c].dtype.as_numpy_dtype))
+            for c in range(len(specs))])
+
+
+def _component(strategy: Any, arrays: list[np.ndarray], shapes: list[Any], dtype: Any) -> PerReplica:
+    """One component of a step under MultiWorkerMirroredStrategy, given this worker's replicas' `arrays` (fewer
+    when its pipeline ran out) and every replica's shape (None: no batch, then an empty one)."""
+    given = next(s for s in shapes if s is not None)
+    shapes = [s if s is not None else (0,) + given[1:] if given else () for s in shapes]
+    mine = [shapes[i] for i in strategy._local_replicas()]
+    arrays = list(arrays) + [np.zeros(s, dtype) for s in mine[len(arrays):]]
+    if all(s == shapes[0] for s in shapes):
+        return PerReplica(stacked=EagerTensor(strategy._place_local(np.stack(arrays))))
+    return PerReplica(values=[EagerTensor(strategy._replicate(a)) for a in exchange.rows(strategy, arrays, shapes)])

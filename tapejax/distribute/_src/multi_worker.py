@@ -11,7 +11,8 @@ on its own devices (multi-controller SPMD), and its collectives cross the hosts.
 
 Data: each worker reads the whole dataset and keeps its replicas' share of each global batch (TF's
 `AutoShardPolicy.DATA`, which AUTO means for a dataset not read from files); the worker-local rows become one
-global `jax.Array` with `jax.make_array_from_process_local_data`.
+global `jax.Array` with `jax.make_array_from_process_local_data`. A partial batch split unevenly is traced one
+replica at a time (sequential.py) on every worker, after the workers swap their replicas' rows (exchange.py).
 
 A worker that cannot reach the coordinator gets `tf.errors.UnavailableError` after the timeout (JAX itself
 would terminate the process): the coordinator's port is probed before JAX is asked to connect.
@@ -162,7 +163,7 @@ class MultiWorkerMirroredStrategy(ProcessSpanningStrategy):
     Differences from TensorFlow: the chief's address is where JAX's coordination service listens (TF starts a
     gRPC server there); a CPU worker is one replica even if JAX has more virtual CPU devices; a chief whose
     workers never join is terminated by JAX after the timeout; datasets are sharded by data (FILE sharding and
-    `AutoShardPolicy.OFF` are not offered); a batch that does not split evenly over all replicas raises.
+    `AutoShardPolicy.OFF` are not offered).
 
     >>> import tapejax as tf
     >>> tf.distribute.MultiWorkerMirroredStrategy().num_replicas_in_sync  # no TF_CONFIG: one local worker

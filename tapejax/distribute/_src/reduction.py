@@ -80,7 +80,7 @@ def gather(strategy: Any, value: Any, axis: int) -> Any:
         values = _on_one_device(strategy, x)
         if values[0].shape.rank == 0:
             raise ValueError("strategy.gather needs values of rank 1 or more (they are concatenated along "
-                             f"`axis`); got scalars. Gather `tf.expand_dims(value, 0)` instead.")
+                             "`axis`); got scalars. Gather `tf.expand_dims(value, 0)` instead.")
         if x.even and axis == 0:
             stacked = x.stacked
             return tf.reshape(stacked, [-1, *stacked.shape[2:]])
@@ -91,8 +91,9 @@ def gather(strategy: Any, value: Any, axis: int) -> Any:
 
 def _on_one_device(strategy: Any, x: PerReplica) -> list[Any]:
     """The replicas' values on the first replica's device (uneven values are replicated on every device; inside
-    a traced step they are the program's values, placed by it)."""
+    a traced step they are the program's values, placed by it; across workers they stay replicated: every
+    worker computes the result)."""
     values = [tf.convert_to_tensor(v) for v in x.values]
-    if x.even or any(isinstance(v.value, jax.core.Tracer) for v in values):
+    if x.even or any(isinstance(v.value, jax.core.Tracer) for v in values) or strategy._in_multi_worker_mode():
         return values
     return [EagerTensor(jax.device_put(v.value, strategy._devices[0])) for v in values]

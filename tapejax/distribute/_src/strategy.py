@@ -167,13 +167,19 @@ class Strategy:
     def experimental_local_results(self, value: Any) -> tuple[Any, ...]:
         """The values of each replica, as a tuple (a non-distributed value: a tuple of itself)."""
         if isinstance(value, PerReplica):
-            if (value.even and len(self._local_replicas()) < self.num_replicas_in_sync
-                    and not isinstance(value.stacked.value, jax.core.Tracer)):
-                # this worker's replicas (TF's local results); inside a traced step the program is global and
-                # every replica's value is there
-                shards = sorted(value.stacked.value.addressable_shards, key=lambda s: s.index[0].start)
+            local = self._local_replicas()
+            if len(local) == self.num_replicas_in_sync:
+                return value.values
+            arrays = [value.stacked.value] if value.even else [tf.convert_to_tensor(v).value for v in value.values]
+            if isinstance(arrays[0], jax.core.Tracer):
+                return value.values  # inside a traced step the program is global: every replica's value is there
+            # this worker's replicas (TF's local results), read from this process's devices
+            if value.even and not arrays[0].is_fully_replicated:
+                shards = sorted(arrays[0].addressable_shards, key=lambda s: s.index[0].start)
                 return tuple(tf.convert_to_tensor(np.asarray(s.data)[0]) for s in shards)
-            return value.values
+            if value.even:  # a partial batch's step stacks the replicas' equal-shaped results, replicated
+                return tuple(tf.convert_to_tensor(np.asarray(arrays[0])[i]) for i in local)
+            return tuple(tf.convert_to_tensor(np.asarray(arrays[i])) for i in local)
         return (value,)
 
     # -- input ----------------------------------------------------------------------------------------------
@@ -190,8 +196,8 @@ class Strategy:
         return input_lib.DistributedDataset(self, dataset_fn(self._input_context()), per_replica=True)
 
     def experimental_distribute_values_from_function(self, value_fn: Callable) -> PerReplica:
-        values = [value_fn(input_lib.ValueContext(i, self.num_replicas_in_sync))
-                  for i in range(self.num_replicas_in_sync)]
+        """`value_fn(tf.distribute.ValueContext)` for each of this worker's replicas, as a `PerReplica`."""
+        values = [value_fn(input_lib.ValueContext(i, self.num_replicas_in_sync)) for i in self._local_replicas()]
         return input_lib.per_replica_of(self, [tf.convert_to_tensor(v) for v in values])
 
     def __repr__(self) -> str:
