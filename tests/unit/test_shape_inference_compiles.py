@@ -84,3 +84,38 @@ def test_a_variable_made_and_set_from_numpy_compiles_nothing():
         v.assign(np.full((3, 4), 2.25, np.float32))  # set_weights from numpy (ddpg's)
         assert len(compiled) == 0
     assert v.dtype == tf.float32 and v.numpy()[2, 3] == 2.25
+
+
+def test_a_symbolic_conv2d_transpose_stays_abstract():
+    # Its implementation slices with tf.range(n): Python bounds read on the host keep the call abstract (a bound
+    # traced inside jax.eval_shape made it fall back to running every op on zeros, compiling each).
+    inputs = keras.Input((7, 5, 3))
+    layer = keras.layers.Conv2DTranspose(4, 3, strides=2, padding="same",
+                                         kernel_initializer=_host_values, bias_initializer=_host_values)
+    with counting_compiles() as compiled:
+        out = layer(inputs)
+    assert out.shape == (None, 14, 10, 4)
+    assert len(compiled) == 0
+
+
+def test_a_gradient_inside_a_tf_function_trace_runs_nothing_eagerly():
+    # The tf.function trace folds constants (ops on concrete values run at trace time); the gradient's backward
+    # pass, from its constant ones seed through mean's division and a scaling, must be staged instead: a trace of a
+    # new shape compiles its own executable and nothing else (a first one warms JAX's one-off conversions).
+    def make(shape):
+        v = tf.Variable(np.full(shape, 0.5, np.float32))
+
+        @tf.function
+        def step():
+            with tf.GradientTape() as tape:
+                loss = -tf.reduce_mean(tf.square(v) * 3.0) / 7.0
+            return tape.gradient(loss, v)
+
+        return step
+
+    make((2, 11)).get_concrete_function()
+    step = make((3, 13))
+    with counting_compiles() as compiled:
+        step.get_concrete_function()
+    assert len(compiled) == 1
+    np.testing.assert_allclose(step().numpy(), np.full((3, 13), -2 * 0.5 * 3.0 / 7.0 / 39, np.float32), rtol=1e-6)
