@@ -27,8 +27,11 @@ from typing import Any
 import jax
 import numpy as np
 
+from jax._src import config as jax_config  # constant folding's switch (host_values)
+
 from jax._src.array import ArrayImpl
 from jax.extend.core import Literal
+from jax.interpreters import partial_eval as pe
 
 from . import caches, checking
 
@@ -86,14 +89,14 @@ class Churning:
             committed = committed or v.committed
         if len(devices) != 1 or next(iter(devices)).platform != "cpu":
             return None
-        closed, shapes = jax.make_jaxpr(self.fn, return_shape=True)(*vals)
-        if not _movable(closed.jaxpr):  # arithmetic: the executable, with no wrapper in the way from now on
+        host = host_values(self.fn, *vals)
+        if host is None:  # arithmetic: the executable, with no wrapper in the way from now on
             self.host_ok = False
             with self.table.lock:
                 if self.table.get(self.key) is self:
                     self.table[self.key] = self.jitted
             return None
-        outs = _eval(closed.jaxpr, closed.consts, [np.asarray(v) for v in vals])
+        outs, treedef = jax.tree_util.tree_flatten(host)
         device = next(iter(devices)) if committed else None
         outs = [jax.device_put(o if o.flags.c_contiguous else np.array(o, order="C"), device) for o in outs]
         if any(isinstance(o, jax.core.Tracer) for o in outs):
@@ -103,7 +106,20 @@ class Churning:
             checking.require("one-off op on the host (one_off.py)", len(expected) == len(outs) and all(
                 a.dtype == b.dtype and a.shape == b.shape and np.asarray(a).tobytes() == np.asarray(b).tobytes()
                 for a, b in zip(outs, expected)), f"{self.key[0].op_type}: host values differ from the executable's")
-        return jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(shapes), outs)
+        return jax.tree_util.tree_unflatten(treedef, outs)
+
+
+def host_values(fn: Callable[..., Any], *args: Any) -> Any:
+    """`fn(*args)` computed by numpy, with no XLA compile, if every equation of its jaxpr only moves elements
+    (`_RULES`: the values are the executable's, bit for bit); else None. Arrays come back as numpy arrays."""
+    with jax_config.eager_constant_folding(False):  # the whole jaxpr, even where a caller folds constants
+        closed, shapes = jax.make_jaxpr(fn, return_shape=True)(*args)
+    # Dead code first: an equation whose result nobody uses (optax's init computes one) computes nothing.
+    jaxpr, used = pe.dce_jaxpr(closed.jaxpr, [True] * len(closed.jaxpr.outvars), instantiate=True)
+    if not _movable(jaxpr):
+        return None
+    outs = _eval(jaxpr, closed.consts, [np.asarray(a) for a, u in zip(args, used) if u])
+    return jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(shapes), outs)
 
 
 def _pad(x: np.ndarray, value: np.ndarray, padding_config: Any) -> np.ndarray:

@@ -21,7 +21,7 @@ import optax
 
 import tapejax as tf
 from tapejax.keras import schedules as schedules
-from tapejax._src import caches, checkpoint_pending, dispatch
+from tapejax._src import caches, checking, checkpoint_pending, dispatch, one_off
 from tapejax._src.context import CONTEXT
 from tapejax._src.registry import OpDef
 from tapejax.keras.attributes import Declared
@@ -325,7 +325,7 @@ class Optimizer:
         entry = self._slots.get(variable._uid)
         if entry is None:
             with tf.init_scope():  # slots made on a first traced step get concrete initial values
-                state = self._transformation.init(variable.value().value)
+                state = _initial_state(self._transformation.init, variable.value().value)
                 paths_leaves, treedef = jax.tree_util.tree_flatten_with_path(state)
                 base = variable.name.split(":")[0]
                 kinds: list[Any] = []
@@ -610,6 +610,18 @@ class AdamW(Adam):
             raise ValueError("Argument `weight_decay` must be a float. Received: weight_decay=None")
         super().__init__(learning_rate, beta_1=beta_1, beta_2=beta_2, epsilon=epsilon, amsgrad=amsgrad,
                          weight_decay=weight_decay, **kwargs)
+
+
+def _initial_state(init: Callable[[Any], Any], value: Any) -> Any:
+    """optax's `init(value)`, on the host when it only fills and copies (zeros for each slot): run by JAX, each
+    variable shape cost an XLA compile (a U-Net's 24 shapes: 0.8 s before its first step)."""
+    state = one_off.host_values(init, value)
+    if state is None:
+        return init(value)
+    if checking.FLAG.on:
+        checking.compare("optimizer slots made on the host (optimizers.py)", jax.tree_util.tree_leaves(state),
+                         jax.tree_util.tree_leaves(init(value)), "init")
+    return state
 
 
 from tapejax.keras import optimizers_legacy as legacy  # noqa: E402

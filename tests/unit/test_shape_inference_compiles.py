@@ -119,3 +119,19 @@ def test_a_gradient_inside_a_tf_function_trace_runs_nothing_eagerly():
         step.get_concrete_function()
     assert len(compiled) == 1
     np.testing.assert_allclose(step().numpy(), np.full((3, 13), -2 * 0.5 * 3.0 / 7.0 / 39, np.float32), rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["Adam", "SGD", "RMSprop", "Adagrad", "AdamW", "Nadam"])
+def test_optimizer_slots_of_a_new_shape_compile_nothing(name):
+    # optax's init only fills (zeros, Adagrad's 0.1) and computes one dead value: it runs on the host.
+    optimizer = getattr(keras.optimizers, name)(learning_rate=0.1, **({"momentum": 0.9} if name == "SGD" else {}))
+    warm = tf.Variable(np.ones((2, 3), np.float32))
+    optimizer.apply_gradients([(tf.ones_like(warm), warm)])
+    shape = (5, 411 + len(name))  # a shape no other test makes: a compile of its zeros would be a fresh one
+    v = tf.Variable(np.ones(shape, np.float32))
+    with counting_compiles() as compiled:
+        optimizer.build([warm, v])
+    assert len(compiled) == 0
+    expected = 0.1 if name == "Adagrad" else 0.0  # Keras's initial_accumulator_value
+    slots = [s for s in optimizer.variables if tuple(s.shape) == shape]
+    assert slots and all(np.all(s.numpy() == expected) for s in slots)
