@@ -1,4 +1,4 @@
-"""Forward-mode jacobian columns seeded with a symbolic identity instead of a dense basis (docs/design.md, "Jacobians").
+"""Forward-mode jacobian columns seeded with a symbolic identity instead of a dense basis (docs/design.md, section 4).
 
 `jax.vmap(column)(basis)` feeds the n one-hot columns of the source's basis through the JVP. A linear op that meets
 the seed then does n times its work over mostly zeros: `x @ kernel`'s JVP w.r.t. `kernel` contracts `x` with every
