@@ -69,7 +69,8 @@ def test_tape_jacobian_takes_the_dot_rule():
     with tf.GradientTape() as tape:
         y = tf.nn.relu(x @ kernel)
     jac = tape.jacobian(y, kernel)  # sources (24) smaller than the target (54): forward mode
-    assert structured_jacobian.HITS["dot_general"] == 1 and not structured_jacobian.HITS["vmap:dot_general"]
+    # once per trace (twice in the checking mode, which also traces the plain path)
+    assert structured_jacobian.HITS["dot_general"] >= 1 and not structured_jacobian.HITS["vmap:dot_general"]
     expected = jax.jacfwd(lambda k: jax.nn.relu(x0 @ k))(k0)
     np.testing.assert_array_equal(jac.numpy(), np.asarray(expected))
 
