@@ -196,7 +196,8 @@ class GradientTape:
         """The jacobian of one `target` tensor w.r.t. each source: shape `target.shape + source.shape`.
 
         Lowered to one `jax.vmap` over the VJP of the target's standard basis, or over the JVP of the sources'
-        basis when the sources are smaller than the target (and no custom gradient is on the path). Unlike TF,
+        basis when the sources are smaller than the target (and no custom gradient is on the path), seeded with a
+        symbolic identity so that a matmul with a source costs its output's size (structured_jacobian.py). Unlike TF,
         it never retraces and never warns about retracing.
 
         Args:

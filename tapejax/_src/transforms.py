@@ -15,6 +15,8 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
+from . import structured_jacobian
+
 Groups = tuple[tuple[int, ...], ...]
 Build = Callable[[Callable], Callable]
 
@@ -104,21 +106,25 @@ def jacobian_rev_builder(groups: Groups, chunk: int | None) -> Build:
 
 
 def jacobian_fwd_builder(groups: Groups, chunk: int | None) -> Build:
-    """Jacobian by forward mode: one `jax.vmap` over the JVP of each source's standard basis (cheaper when the
-    sources are smaller than the target)."""
+    """Jacobian by forward mode: the JVP of each source's standard basis (cheaper when the sources are smaller
+    than the target), seeded with a symbolic identity (structured_jacobian.py), or chunked by `_map`."""
 
     def build(replay: Callable) -> Callable:
         def fn(leaves: Sequence[Any], consts: Sequence[Any], extras: Sequence[Any]) -> tuple[Any, ...]:
-            f = lambda *xs: replay(xs, consts)[0]  # noqa: E731
             results = []
             for k, g in enumerate(groups):
-                shape = leaves[g[0]].shape
+                shape, dtype = leaves[g[0]].shape, leaves[g[0]].dtype
 
-                def column(t, k=k):
+                def column(t, *xs, k=k):  # the leaves and constants are arguments: the seeded jaxpr's inputs
+                    ls, cs = xs[:len(leaves)], xs[len(leaves):]
                     per_group = [t if j == k else None for j in range(len(groups))]
-                    return jax.jvp(f, tuple(leaves), tuple(_tangents(leaves, groups, per_group)))[1]
+                    return jax.jvp(lambda *ys: replay(ys, cs)[0], ls, tuple(_tangents(ls, groups, per_group)))[1]
 
-                columns = _map(column, shape, leaves[g[0]].dtype, chunk)  # (n,) + target shape
+                # (n,) + target shape; chunked, each chunk maps the dense basis (structured_jacobian.py needs all)
+                if chunk is None:
+                    columns = structured_jacobian.columns(column, shape, dtype, (*leaves, *consts))
+                else:
+                    columns = _map(lambda t: column(t, *leaves, *consts), shape, dtype, chunk)
                 target_shape = columns.shape[1:]
                 results.append(jnp.moveaxis(columns, 0, -1).reshape(target_shape + shape))
             return tuple(results)

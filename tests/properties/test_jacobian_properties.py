@@ -1,4 +1,5 @@
-"""Random programs: tapejax's jacobian and ForwardAccumulator equal jax.jacrev and jax.jvp of the same program.
+"""Random programs: tapejax's jacobian and ForwardAccumulator equal jax.jacrev, jax.jacfwd and jax.jvp of the same
+program.
 
 The programs are those of random_programs.py (the gradient properties' table of ops). TensorFlow needs no check here:
 test_gradient_properties.py already runs the jacobian-of-gradient property on both libraries.
@@ -6,11 +7,13 @@ test_gradient_properties.py already runs the jacobian-of-gradient property on bo
 
 from __future__ import annotations
 
+import math
 
 import jax
 import numpy as np
 from hypothesis import assume, given, settings
 
+import forward_programs as F
 import random_programs as P
 import tapejax as tf
 
@@ -57,3 +60,26 @@ def test_forward_accumulator_equals_jax_jvp(program: P.Program) -> None:
         assert got is None
         return
     P.assert_close(got.numpy(), np.asarray(expected), program.rtol, "jvp")
+
+
+@settings(max_examples=40)
+@given(program=F.forward_programs())
+def test_forward_mode_jacobian_equals_jax_jacfwd(program: F.ForwardProgram) -> None:
+    # Sources smaller than the target: forward mode, seeded with the symbolic identity (structured_jacobian.py).
+    sources = [tf.Variable(v) for v in program.sources]
+    with tf.GradientTape() as tape:
+        target = program.run_tf(tf, sources)
+    assume(sum(v.size for v in program.sources) < math.prod(target.shape))
+    jacobians = tape.jacobian(target, sources)
+    rtol = 1e-12 if program.dtype == "float64" else 1e-5
+    for i, jac in enumerate(jacobians):
+        expected = np.asarray(jax.jacfwd(program.run_jnp, argnums=i)(*program.sources))
+        if jac is None:  # unconnected: JAX gives zeros
+            assert not expected.any(), f"source {i}: None, but JAX's jacobian is not zero"
+            continue
+        assert jac.shape == expected.shape and jac.dtype.name == str(expected.dtype)
+        if program.exact:  # ones, zeros and constants: no rounding on either side
+            np.testing.assert_array_equal(jac.numpy(), expected, f"jacobian w.r.t. source {i}")
+        else:
+            np.testing.assert_allclose(jac.numpy(), expected, rtol=rtol, atol=rtol * np.abs(expected).max(),
+                                       err_msg=f"jacobian w.r.t. source {i}")
