@@ -10,7 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import jax
+import jax.numpy as jnp
+
 import tapejax as tf
+from tapejax._src.registry import op
 from tapejax.keras import activations
 from tapejax.keras.attributes import built_weight
 from tapejax.keras.layers import Layer
@@ -148,34 +152,34 @@ def _transposed_length(length: int, kernel: int, stride: int, padding: str, dila
     return (length - 1) * stride + kernel - 2 * pad + output_padding
 
 
-def _conv_transpose(x: Any, kernel: Any, strides: tuple, padding: str, dilations: tuple, lengths: list[int]) -> Any:
-    """The transposed convolution of channels-last `x` with a Keras kernel (*size, filters, in) to `lengths`."""
+def _transposed(x: Any, kernel: Any, strides: tuple, padding: str, dilations: tuple, lengths: tuple) -> Any:
+    """The transposed convolution of channels-last `x` (arrays) with a Keras kernel (*size, filters, in) to
+    `lengths`: one op (below), so that an eager call is one executable, not one per step of the formula."""
     rank = len(strides)
     for axis, (stride, size, dilation, length) in enumerate(zip(strides, kernel.shape[:rank], dilations, lengths),
                                                             start=1):
-        n = int(x.shape[axis])
+        n = x.shape[axis]
         if stride > 1:  # stride - 1 zeros after each element, none after the last
-            spread = tf.expand_dims(x, axis + 1)
-            pads = [[0, 0]] * (rank + 3)
-            pads[axis + 1] = [0, stride - 1]
-            spread = tf.pad(spread, pads)
-            shape = [-1, *x.shape.as_list()[1:]]
-            shape[axis] = n * stride
-            x = tf.reshape(spread, shape)
-            x = tf.gather(x, tf.range((n - 1) * stride + 1), axis=axis)
+            spread = jnp.pad(jnp.expand_dims(x, axis + 1), [(0, stride - 1) if a == axis + 1 else (0, 0)
+                                                             for a in range(rank + 3)])
+            x = jax.lax.slice_in_dim(spread.reshape((-1, *x.shape[1:axis], n * stride, *x.shape[axis + 1:])),
+                                     0, (n - 1) * stride + 1, axis=axis)
         effective = int(size) + (int(size) - 1) * (dilation - 1)
         # TF's conv_transpose pads as the forward convolution from `length` would: SAME puts the smaller half first
         before = max((-(-length // stride) - 1) * stride + effective - length, 0) // 2 if padding == "same" else 0
         left = effective - 1 - before
         right = length + effective - 1 - left - ((n - 1) * stride + 1)
-        pads = [[0, 0]] * (rank + 2)
-        pads[axis] = [left, max(right, 0)]
-        x = tf.pad(x, pads)
+        x = jnp.pad(x, [(left, max(right, 0)) if a == axis else (0, 0) for a in range(rank + 2)])
         if right < 0:
-            x = tf.gather(x, tf.range(int(x.shape[axis]) + right), axis=axis)
-    flipped = tf.reverse(kernel, list(range(rank)))
-    flipped = tf.transpose(flipped, [*range(rank), rank + 1, rank])
-    return _convolve(x, flipped, (1,) * rank, "valid", dilations)
+            x = jax.lax.slice_in_dim(x, 0, x.shape[axis] + right, axis=axis)
+    flipped = jnp.swapaxes(jnp.flip(kernel, tuple(range(rank))), rank, rank + 1)
+    spatial = "DHW"[3 - rank:]
+    return jax.lax.conv_general_dilated(x, flipped, (1,) * rank, "VALID", rhs_dilation=dilations,
+                                        dimension_numbers=(f"N{spatial}C", f"{spatial}IO", f"N{spatial}C"))
+
+
+_conv_transpose = op("keras.layers.conv_transpose", _transposed, static=("strides", "padding", "dilations", "lengths"),
+                     op_type="Conv2DBackpropInput")
 
 
 class _ConvTranspose(_Conv):
@@ -203,7 +207,8 @@ class _ConvTranspose(_Conv):
         paddings = self.output_padding or (None,) * self.rank
         lengths = [_transposed_length(n, k, s, self.padding, d, p) for n, k, s, d, p in zip(
             spatial, self.kernel_size, self.strides, self.dilation_rate, paddings)]
-        return self._finish(_conv_transpose(x, self.kernel, self.strides, self.padding, self.dilation_rate, lengths))
+        return self._finish(_conv_transpose(x, self.kernel, strides=self.strides, padding=self.padding,
+                                            dilations=self.dilation_rate, lengths=lengths))
 
 
 class Conv1DTranspose(_ConvTranspose):

@@ -135,3 +135,16 @@ def test_optimizer_slots_of_a_new_shape_compile_nothing(name):
     expected = 0.1 if name == "Adagrad" else 0.0  # Keras's initial_accumulator_value
     slots = [s for s in optimizer.variables if tuple(s.shape) == shape]
     assert slots and all(np.all(s.numpy() == expected) for s in slots)
+
+
+def test_an_eager_conv2d_transpose_call_is_one_executable():
+    # The transposed convolution is one op: an eager call of a new shape compiles it once (and the bias add),
+    # not each step of its formula (expand, pad, reshape, slice, pad, flip, transpose, convolve: 9 compiles).
+    layer = keras.layers.Conv2DTranspose(3, 3, strides=2, padding="same", use_bias=False,
+                                         kernel_initializer=_host_values)
+    x = tf.constant(np.ones((2, 9, 7, 5), np.float32))
+    layer.build(x.shape)
+    with counting_compiles() as compiled:
+        y = layer(x)
+    assert y.shape == (2, 18, 14, 3)
+    assert len(compiled) == 1
