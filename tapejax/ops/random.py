@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from tapejax._src import dtypes, errors, function
+from tapejax._src import caches, checking, dtypes, errors, function
 from tapejax._src.convert import to_array
 from tapejax._src.registry import hashable, op
 from tapejax._src.tensor import EagerTensor, OPERATORS, Tensor
@@ -90,7 +90,7 @@ def uniform(shape, minval=0, maxval=None, dtype=dtypes.float32, seed=None, name=
         if maxval is None:
             raise ValueError(f"Must specify maxval for integer dtype {tf_dtype!r}")
         return EagerTensor(jax.random.randint(key, _shape(shape), int(minval), int(maxval), tf_dtype._np))
-    sample = EagerTensor(jax.random.uniform(key, _shape(shape), tf_dtype._np))
+    sample = EagerTensor(_uniform(key, _shape(shape), tf_dtype._np))
     minval, maxval = _bound(minval, tf_dtype._np), _bound(1.0 if maxval is None else maxval, tf_dtype._np)
     return _affine(sample, OPERATORS["math.subtract"](maxval, minval) if not _is_number(maxval, minval)
                    else maxval - minval, minval, tf_dtype._np)
@@ -113,8 +113,53 @@ def _affine(sample: Tensor, scale: Any, shift: Any, np_dtype: np.dtype) -> Tenso
     # Through recorded ops, so gradients reach tensor-valued scale and shift (TF: rnd * stddev + mean).
     scale, shift = _bound(scale, np_dtype), _bound(shift, np_dtype)
     if _is_number(scale, shift):
+        host = _affine_on_host(sample._value, scale, shift, np_dtype)
+        if host is not None:
+            return EagerTensor(host)
         return EagerTensor(sample._value * np.asarray(scale, np_dtype) + np.asarray(shift, np_dtype))
     return OPERATORS["math.add"](OPERATORS["math.multiply"](sample, scale), shift)
+
+
+# A variable's initial value draws each weight shape once, so its sampler's XLA compile is a one-off paid before a
+# program's first step (a CNN's kernels: about 70 ms each). Compiled without LLVM's optimisations, the uniform
+# sampler compiles in half the time and gives the same bits (integer threefry, then exact float steps:
+# tests/unit/test_random_samplers.py), but runs 2-4x slower: so a shape's first draw takes it, and a shape drawn
+# again (a loop) JAX's own optimised sampler. The normal samplers' polynomials round differently there: JAX's.
+_DRAWN = caches.Memo("uniform sample shapes drawn once (random.py)", 1024)
+
+
+def _uniform(key: Any, dims: tuple[int, ...], np_dtype: Any) -> Any:
+    signature = (dims, np.dtype(np_dtype), key.dtype, key.shape)
+    if isinstance(key, jax.core.Tracer) or signature in _DRAWN:
+        return jax.random.uniform(key, dims, np_dtype)
+    _DRAWN[signature] = True
+    draw = jax.jit(lambda k: jax.random.uniform(k, dims, np_dtype))
+    sample = draw.lower(key).compile({"xla_backend_optimization_level": 0})(key)
+    if checking.FLAG.on:
+        checking.require("uniform sampler (random.py)", lambda: np.array_equal(
+            np.asarray(sample), np.asarray(jax.random.uniform(key, dims, np_dtype)), equal_nan=True), str(dims))
+    return sample
+
+
+def _affine_on_host(sample: Any, scale: float, shift: float, np_dtype: Any) -> Any:
+    """`sample * scale + shift` by numpy, or None: float32 and float64 only, where each numpy op rounds once as
+    XLA's does, and no value is subnormal (XLA on a CPU may flush those to zero). One XLA compile less per shape."""
+    if np.dtype(np_dtype) not in (np.float32, np.float64) or isinstance(sample, jax.core.Tracer):
+        return None
+    if any(d.platform != "cpu" for d in sample.devices()):
+        return None
+    kind = np.dtype(np_dtype).type
+    product = np.asarray(sample) * kind(scale)
+    result = product + kind(shift)
+    tiny = np.finfo(np_dtype).tiny
+    if np.any((np.abs(product) < tiny) & (product != 0)) or np.any((np.abs(result) < tiny) & (result != 0)):
+        return None
+    value = jax.device_put(result)
+    if checking.FLAG.on:
+        checking.require("sample scaled on the host (random.py)", lambda: np.array_equal(
+            result, np.asarray(sample * np.asarray(scale, np_dtype) + np.asarray(shift, np_dtype)), equal_nan=True),
+            str(sample.shape))
+    return value
 
 
 def _shuffle(value, key):

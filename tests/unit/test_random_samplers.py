@@ -1,0 +1,59 @@
+"""A shape's first uniform draw runs a sampler compiled without LLVM's optimisations, and a sample's eager scaling
+runs on the host (tapejax/ops/random.py): both must give JAX's own bits, and save their XLA compiles."""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import tapejax as tf
+from tapejax._src import checking
+from tapejax.ops import random as random_ops
+
+from tests.unit.test_shape_inference_compiles import counting_compiles
+
+
+@settings(max_examples=25, deadline=None)
+@given(dims=st.lists(st.integers(0, 40), min_size=0, max_size=3).map(tuple),
+       dtype=st.sampled_from([np.float32, np.float64, jax.numpy.float16, jax.numpy.bfloat16]),
+       seed=st.integers(0, 2**31 - 1))
+def test_a_first_draw_gives_jax_uniform_bits(dims, dtype, seed):
+    key = jax.random.fold_in(jax.random.PRNGKey(seed), 3)
+    random_ops._DRAWN.clear()
+    first = random_ops._uniform(key, dims, dtype)  # the one-off sampler
+    again = random_ops._uniform(key, dims, dtype)  # JAX's own
+    expected = jax.random.uniform(key, dims, dtype)
+    for got in (first, again):
+        assert got.dtype == expected.dtype and got.shape == expected.shape
+        assert np.asarray(got).tobytes() == np.asarray(expected).tobytes()
+
+
+@settings(max_examples=25, deadline=None)
+@given(n=st.integers(1, 300), dtype=st.sampled_from([np.float32, np.float64]),
+       scale=st.floats(1e-3, 1e3), shift=st.floats(-10, 10), seed=st.integers(0, 2**31 - 1))
+def test_scaling_on_the_host_gives_the_device_bits(n, dtype, scale, shift, seed):
+    sample = jax.random.normal(jax.random.PRNGKey(seed), (n,), dtype)
+    host = random_ops._affine_on_host(sample, scale, shift, dtype)
+    device = sample * np.asarray(scale, dtype) + np.asarray(shift, dtype)
+    assert host is not None
+    assert np.asarray(host).tobytes() == np.asarray(device).tobytes()
+
+
+def test_subnormal_results_and_other_dtypes_stay_on_the_device():
+    sample = jax.numpy.asarray(np.full(4, 1e-30, np.float32))
+    assert random_ops._affine_on_host(sample, 1e-10, 0.0, np.float32) is None  # 1e-40 is subnormal
+    assert random_ops._affine_on_host(sample.astype(np.float16), 2.0, 0.0, np.float16) is None
+
+
+@pytest.mark.parametrize("bounds", [(0.0, 1.0), (-0.25, 0.25), (2.0, 3.5)])
+def test_a_uniform_draw_of_a_new_shape_costs_one_cheap_compile(bounds, monkeypatch):
+    monkeypatch.setattr(checking.FLAG, "on", False)  # the checking mode compiles the plain path to compare
+    tf.random.uniform((2, 3), *bounds)  # the key's derivation compiles once per process
+    shape = (3, 7, 11, 13 + int(bounds[1] * 4))  # a shape no other test draws
+    with counting_compiles() as compiled:
+        value = tf.random.uniform(shape, *bounds)
+    assert value.shape == shape and value.dtype == tf.float32
+    assert len(compiled) == 1  # the sampler; its scaling to the bounds runs on the host
+    assert np.all((value.numpy() >= bounds[0]) & (value.numpy() < bounds[1]))
