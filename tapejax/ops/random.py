@@ -120,21 +120,28 @@ def _affine(sample: Tensor, scale: Any, shift: Any, np_dtype: np.dtype) -> Tenso
     return OPERATORS["math.add"](OPERATORS["math.multiply"](sample, scale), shift)
 
 
-# A variable's initial value draws each weight shape once, so its sampler's XLA compile is a one-off paid before a
-# program's first step (a CNN's kernels: about 70 ms each). Compiled without LLVM's optimisations, the uniform
-# sampler compiles in half the time and gives the same bits (integer threefry, then exact float steps:
-# tests/unit/test_random_samplers.py), but runs 2-4x slower: so a shape's first draw takes it, and a shape drawn
-# again (a loop) JAX's own optimised sampler. The normal samplers' polynomials round differently there: JAX's.
-_DRAWN = caches.Memo("uniform sample shapes drawn once (random.py)", 1024)
+# A variable's initial value draws each weight shape once (a few times: initializers draw power-of-two sizes), so
+# its sampler's XLA compile is paid before a program's first step and rarely again. Compiled without LLVM's
+# optimisations, the uniform sampler compiles in half the time and gives the same bits (integer threefry, then
+# exact float steps: tests/unit/test_random_samplers.py), but runs 2-4x slower: so a shape's first draws take it,
+# and a shape drawn more often (a loop) JAX's own optimised sampler. The normal samplers' polynomials round
+# differently there: they always take JAX's.
+_FEW = 4  # draws of one shape by the cheaply compiled sampler
+_UNIFORM = caches.Memo("uniform samplers by shape (random.py)", 256)  # signature -> [executable, draws] or None
 
 
 def _uniform(key: Any, dims: tuple[int, ...], np_dtype: Any) -> Any:
     signature = (dims, np.dtype(np_dtype), key.dtype, key.shape)
-    if isinstance(key, jax.core.Tracer) or signature in _DRAWN:
+    entry = _UNIFORM.get(signature, False)
+    if isinstance(key, jax.core.Tracer) or entry is None:
         return jax.random.uniform(key, dims, np_dtype)
-    _DRAWN[signature] = True
-    draw = jax.jit(lambda k: jax.random.uniform(k, dims, np_dtype))
-    sample = draw.lower(key).compile({"xla_backend_optimization_level": 0})(key)
+    if entry is False:
+        draw = jax.jit(lambda k: jax.random.uniform(k, dims, np_dtype))
+        entry = _UNIFORM[signature] = [draw.lower(key).compile({"xla_backend_optimization_level": 0}), 0]
+    entry[1] += 1
+    if entry[1] == _FEW:
+        _UNIFORM[signature] = None  # drawn often: JAX's optimised sampler from the next draw on
+    sample = entry[0](key)
     if checking.FLAG.on:
         checking.require("uniform sampler (random.py)", lambda: np.array_equal(
             np.asarray(sample), np.asarray(jax.random.uniform(key, dims, np_dtype)), equal_nan=True), str(dims))
