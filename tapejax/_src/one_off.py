@@ -111,7 +111,12 @@ class Churning:
 
 def host_values(fn: Callable[..., Any], *args: Any) -> Any:
     """`fn(*args)` computed by numpy, with no XLA compile, if every equation of its jaxpr only moves elements
-    (`_RULES`: the values are the executable's, bit for bit); else None. Arrays come back as numpy arrays."""
+    (`_RULES`: the values are the executable's, bit for bit); else None. Arrays come back as numpy arrays. Only
+    for arrays on one CPU device (there the host is the device): a sharded array keeps its executable."""
+    for a in args:
+        if isinstance(a, jax.core.Tracer) or (isinstance(a, jax.Array) and (
+                len(a.devices()) != 1 or next(iter(a.devices())).platform != "cpu")):
+            return None
     with jax_config.eager_constant_folding(False):  # the whole jaxpr, even where a caller folds constants
         closed, shapes = jax.make_jaxpr(fn, return_shape=True)(*args)
     # Dead code first: an equation whose result nobody uses (optax's init computes one) computes nothing.
