@@ -14,7 +14,8 @@ import jax
 import jax.numpy as jnp
 
 import tapejax as tf
-from tapejax._src.registry import op
+from tapejax._src import dispatch
+from tapejax._src.registry import OpDef
 from tapejax.keras import activations
 from tapejax.keras.attributes import built_weight
 from tapejax.keras.layers import Layer
@@ -178,8 +179,14 @@ def _transposed(x: Any, kernel: Any, strides: tuple, padding: str, dilations: tu
                                         dimension_numbers=(f"N{spatial}C", f"{spatial}IO", f"N{spatial}C"))
 
 
-_conv_transpose = op("keras.layers.conv_transpose", _transposed, static=("strides", "padding", "dilations", "lengths"),
-                     op_type="Conv2DBackpropInput")
+# Keras's own op, not one of TF's public rows (the registry's sweep tests those): applied through dispatch directly.
+_CONV_TRANSPOSE = OpDef("keras.layers.conv_transpose", _transposed, static=("strides", "padding", "dilations", "lengths"),
+                        op_type="Conv2DBackpropInput")
+
+
+def _conv_transpose(x: Any, kernel: Any, strides: tuple, padding: str, dilations: tuple, lengths: list[int]) -> Any:
+    params = {"strides": tuple(strides), "padding": padding, "dilations": tuple(dilations), "lengths": tuple(lengths)}
+    return dispatch.apply(_CONV_TRANSPOSE, (x, kernel), params)
 
 
 class _ConvTranspose(_Conv):
@@ -207,8 +214,7 @@ class _ConvTranspose(_Conv):
         paddings = self.output_padding or (None,) * self.rank
         lengths = [_transposed_length(n, k, s, self.padding, d, p) for n, k, s, d, p in zip(
             spatial, self.kernel_size, self.strides, self.dilation_rate, paddings)]
-        return self._finish(_conv_transpose(x, self.kernel, strides=self.strides, padding=self.padding,
-                                            dilations=self.dilation_rate, lengths=lengths))
+        return self._finish(_conv_transpose(x, self.kernel, self.strides, self.padding, self.dilation_rate, lengths))
 
 
 class Conv1DTranspose(_ConvTranspose):
