@@ -35,25 +35,12 @@ def main(mode: str, ckpt_dir: str) -> dict:
         strategy = tf.distribute.OneDeviceStrategy("/cpu:0")
     x, y = data()
     dataset = tf.data.Dataset.from_tensor_slices((x, y)).batch(GLOBAL_BATCH)
-    with strategy.scope():
-        model = tf.keras.Sequential([
-            tf.keras.layers.Dense(8, activation="tanh", kernel_initializer=tf.keras.initializers.GlorotUniform(1)),
-            tf.keras.layers.Dense(2, kernel_initializer=tf.keras.initializers.GlorotUniform(2))])
-        model.build((None, 5))
-        optimizer = tf.keras.optimizers.Adam(0.05)
-
-    def replica_step(inputs):
-        xb, yb = inputs
-        with tf.GradientTape() as tape:
-            per_example = tf.reduce_sum(tf.square(model(xb) - yb), axis=1)
-            loss = tf.nn.compute_average_loss(per_example, global_batch_size=GLOBAL_BATCH)
-        grads = tape.gradient(loss, model.trainable_variables)
-        optimizer.apply_gradients(zip(grads, model.trainable_variables))
-        return loss
+    model, optimizer, replica_step = dense_model(strategy)
 
     @tf.function
     def step(inputs):
-        return strategy.reduce(tf.distribute.ReduceOp.SUM, strategy.run(replica_step, args=(inputs,)), axis=None)
+        losses, _ = strategy.run(replica_step, args=(inputs,))
+        return strategy.reduce(tf.distribute.ReduceOp.SUM, losses, axis=None)
 
     out: dict = {"losses": [], "local_x": []}
     batches = strategy.experimental_distribute_dataset(dataset) if mode == "worker" else dataset
@@ -145,15 +132,16 @@ def _weights(model, seed: int) -> list[np.ndarray]:
     return [rng.normal(0, 0.5, w.shape).astype(np.float32) for w in model.get_weights()]
 
 
-def custom_loop(strategy, batches, step_mode: str) -> dict:
-    """Two epochs of a dense model with Adam over `batches`; the per-step losses, final weights and each step's
-    local results (this worker's replicas' losses and first inputs)."""
+def dense_model(strategy, weights_seed: int | None = None) -> tuple:
+    """A dense model and Adam made in `strategy`'s scope (weights from numpy with a seed), and the replica step
+    that trains them: its scaled loss and its replica's first inputs."""
     with strategy.scope():
         model = tf.keras.Sequential([
             tf.keras.layers.Dense(8, activation="tanh", kernel_initializer=tf.keras.initializers.GlorotUniform(1)),
             tf.keras.layers.Dense(2, kernel_initializer=tf.keras.initializers.GlorotUniform(2))])
         model.build((None, 5))
-        model.set_weights(_weights(model, 1))
+        if weights_seed is not None:
+            model.set_weights(_weights(model, weights_seed))
         optimizer = tf.keras.optimizers.Adam(0.05)
 
     def replica_step(inputs):
@@ -164,6 +152,14 @@ def custom_loop(strategy, batches, step_mode: str) -> dict:
         grads = tape.gradient(loss, model.trainable_variables)
         optimizer.apply_gradients(zip(grads, model.trainable_variables))
         return loss, xb[:, 0]
+
+    return model, optimizer, replica_step
+
+
+def custom_loop(strategy, batches, step_mode: str) -> dict:
+    """Two epochs of a dense model with Adam over `batches`; the per-step losses, final weights and each step's
+    local results (this worker's replicas' losses and first inputs)."""
+    model, optimizer, replica_step = dense_model(strategy, weights_seed=1)
 
     def step(inputs):
         losses, firsts = strategy.run(replica_step, args=(inputs,))
