@@ -27,6 +27,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 from jax.extend import core as jax_core
+from jax.interpreters import partial_eval as pe
 
 # Which rule evaluated each op that met a seed, by primitive name ("vmap:<name>" for the fallback): tests read it
 # to prove that the structured rules are taken (tests/unit/test_structured_jacobian.py).
@@ -149,9 +150,7 @@ _INLINED = {"jit": "jaxpr", "pjit": "jaxpr", "closed_call": "call_jaxpr"}
 # ---- the interpreter ---------------------------------------------------------------------------------------------
 
 def _bind(eqn: Any, values: Sequence[Any]) -> list[Any]:
-    bound = eqn.primitive.get_bind_params(eqn.params)
-    subfuns, params = bound if isinstance(bound, tuple) else ((), bound)  # JAX before 0.7 also returned functions
-    outs = eqn.primitive.bind(*subfuns, *values, **params)
+    outs = eqn.primitive.bind(*values, **eqn.primitive.get_bind_params(eqn.params))
     return list(outs) if eqn.primitive.multiple_results else [outs]
 
 
@@ -163,26 +162,16 @@ def _vmapped(eqn: Any, values: Sequence[Any]) -> list[Any]:
     return [Dense(o) for o in jax.vmap(lambda *xs: _bind(eqn, xs), in_axes=axes)(*args)]
 
 
-def _live(jaxpr: Any) -> list[Any]:
-    """The equations an output needs (or with effects): the JVP's jaxpr keeps primal values it never reads."""
-    needed = {v for v in jaxpr.outvars if not isinstance(v, jax_core.Literal)}
-    kept = []
-    for eqn in reversed(jaxpr.eqns):
-        if eqn.effects or any(v in needed for v in eqn.outvars):
-            kept.append(eqn)
-            needed.update(v for v in eqn.invars if not isinstance(v, jax_core.Literal))
-    return kept[::-1]
-
-
 def _evaluate(closed: Any, args: Sequence[Any]) -> list[Any]:
-    jaxpr = closed.jaxpr
+    # JAX's dead-code elimination first: the JVP's jaxpr keeps primal values it never reads
+    jaxpr, used = pe.dce_jaxpr(closed.jaxpr, [True] * len(closed.jaxpr.outvars), instantiate=True)
     env: dict[Any, Any] = dict(zip(jaxpr.constvars, closed.consts))
-    env.update(zip(jaxpr.invars, args))
+    env.update(zip(jaxpr.invars, [a for a, u in zip(args, used) if u]))
 
     def read(v: Any) -> Any:
         return v.val if isinstance(v, jax_core.Literal) else env[v]
 
-    for eqn in _live(jaxpr):
+    for eqn in jaxpr.eqns:
         values = [read(v) for v in eqn.invars]
         name = eqn.primitive.name
         if not any(map(_is_seeded, values)):
