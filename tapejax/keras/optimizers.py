@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import optax
 
@@ -24,6 +25,7 @@ from tapejax.keras import schedules as schedules
 from tapejax._src import caches, checking, checkpoint_pending, dispatch, one_off
 from tapejax._src.context import CONTEXT
 from tapejax._src.registry import OpDef
+from tapejax.ops.math import _clip_by_norm, _clip_by_value, _maximum
 from tapejax.keras.attributes import Declared
 from tapejax._src.module import camel_to_snake
 from tapejax.keras.schedules import LearningRateSchedule
@@ -267,14 +269,12 @@ class Optimizer:
     # -- the state ---------------------------------------------------------------------------------------
 
     def _clip(self, grads: list[Any]) -> list[Any]:
-        if self.clipnorm is not None:
-            return [tf.clip_by_norm(g, self.clipnorm) for g in grads]
-        if self.clipvalue is not None:
-            return [tf.clip_by_value(g, -self.clipvalue, self.clipvalue) for g in grads]
-        if self.global_clipnorm is not None:  # TF's clip_by_global_norm: g * clip / max(global norm, clip)
-            norm = tf.sqrt(sum(tf.reduce_sum(tf.square(g)) for g in grads))
-            scale = self.global_clipnorm / tf.maximum(norm, self.global_clipnorm)
-            return [g * tf.cast(scale, g.dtype) for g in grads]
+        """Keras's `clipnorm`, `clipvalue` or `global_clipnorm` of all the gradients: one op, so that eagerly it is
+        one executable for the whole list (not one compile per gradient shape, as op-by-op clipping costs)."""
+        for kind, limit in (("norm", self.clipnorm), ("value", self.clipvalue), ("global", self.global_clipnorm)):
+            if limit is not None:
+                # float64: each gradient converts the limit to its own dtype, as Keras's Python float is
+                return list(dispatch.apply(_CLIPS[kind], (*grads, np.float64(limit)), {}))
         return grads
 
     def _updated(self, pairs: list[tuple[Any, tf.Variable]], grads: list[Any], values: dict[int, Any],
@@ -474,6 +474,28 @@ def _update(transformation: optax.GradientTransformation, gradient: Any, state: 
     updates, new_state = transformation.update(gradient, state, value)
     return optax.apply_updates(value, updates), new_state
 
+
+def _clip_all(kind: str, *args: Any) -> tuple[Any, ...]:
+    """The gradients `args[:-1]` clipped by `args[-1]` with the formulas of tf.clip_by_norm, tf.clip_by_value and
+    Keras's clip_by_global_norm (`g * clip / max(global norm, clip)`), the ops' own functions where there are."""
+    *grads, limit = args
+    if kind == "norm":
+        return tuple(_clip_by_norm(g, limit) for g in grads)
+    if kind == "value":
+        return tuple(_clip_by_value(g, (-limit).astype(g.dtype), limit.astype(g.dtype)) for g in grads)
+    total = 0
+    for g in grads:
+        total = total + jnp.sum(jnp.square(g))
+    norm = jnp.sqrt(total)
+    limit = limit.astype(norm.dtype)
+    scale = limit / _maximum(norm, limit)
+    return tuple(g * scale.astype(g.dtype) for g in grads)
+
+
+# The global norm adds the gradients' squared norms: one dtype for all, as TF's AddV2 requires (its error if not).
+_CLIPS = {kind: OpDef(f"keras.optimizers.clip_{kind}", functools.partial(_clip_all, kind), differentiable=False,
+                      has_gradient=False, op_type=op_type, same_dtype=kind == "global")
+          for kind, op_type in (("norm", "ClipByNorm"), ("value", "ClipByValue"), ("global", "AddV2"))}
 
 _SLOT, _COUNT = object(), object()  # kinds of optax state leaves (Optimizer._state)
 
