@@ -164,6 +164,10 @@ class Variable(_Operators):
     # -- assignment ------------------------------------------------------------------------------------------
 
     def _new_value(self, value: Any, update: str = "") -> jax.Array:
+        return _own(self._checked(value, update))
+
+    def _checked(self, value: Any, update: str = "") -> jax.Array:
+        """`value` as an array of this variable's dtype and shape (an increment too: `update` names its kernel)."""
         array = to_array(value, dtype=self.dtype)
         if self._shape._dims != array.shape and not self._shape.is_compatible_with(array.shape):
             if update:  # TF's AssignAdd/AssignSub kernels check, not its Python
@@ -173,7 +177,7 @@ class Variable(_Operators):
                 f"Cannot assign value to variable ' {self._name}': Shape mismatch.The variable shape "
                 f"{self._shape}, and the assigned value shape {TensorShape(array.shape)} are incompatible."
             )
-        return _own(array if isinstance(array, jax.Array) else _on_device(array))
+        return array if isinstance(array, jax.Array) else _on_device(array)
 
     def _set(self, value: jax.Array, read_value: bool, tid: int = 0) -> Any:
         if CONTEXT.trace is not None:
@@ -191,13 +195,13 @@ class Variable(_Operators):
         self._note_assignment("assign_add", delta)
         if CONTEXT.trace is not None:  # through the op table, so a traced loop body sees the new value's id
             return self.assign(OPERATORS["math.add"](self.read_value(), delta), read_value=read_value)
-        return self._set(self._current() + self._new_value(delta, "AssignAddVariableOp"), read_value)
+        return self._set(self._current() + self._checked(delta, "AssignAddVariableOp"), read_value)
 
     def assign_sub(self, delta: Any, use_locking: Any = None, name: str | None = None, read_value: bool = True):
         self._note_assignment("assign_sub", delta)
         if CONTEXT.trace is not None:
             return self.assign(OPERATORS["math.subtract"](self.read_value(), delta), read_value=read_value)
-        return self._set(self._current() - self._new_value(delta, "AssignSubVariableOp"), read_value)
+        return self._set(self._current() - self._checked(delta, "AssignSubVariableOp"), read_value)
 
     def _note_assignment(self, method: str, value: Any) -> None:
         """Tells the recording tapes that state changed here: a gradient through it will be None (debugging)."""

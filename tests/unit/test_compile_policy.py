@@ -148,3 +148,23 @@ def test_a_variable_assigned_python_numbers_shares_one_executable(policy):
     assert len(executables.CACHE) == 1
     assert executables.CACHE.stats == {"eager: history": 1, "compiled": 1}
     assert float(lr.numpy()) == 3.5 and lr.dtype == tf.float32
+
+
+def test_a_variable_incremented_by_python_numbers_shares_one_executable(policy, monkeypatch):
+    # assign_add's sum is a new array: the interned literal of the increment is neither copied (one dispatch per
+    # optimizer step, for `iterations.assign_add(1)`) nor baked into the program as the variable's value.
+    from tapejax._src import variable
+
+    w = tf.Variable(W0)
+    step = tf.Variable(0.0)
+    owned = []
+    monkeypatch.setattr(variable, "_own", lambda array: owned.append(array) or array)
+    for k in range(1, 5):
+        step.assign_add(1.0)
+        step.assign_sub(0.5)
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(tf.tanh(w) * step)
+        np.testing.assert_allclose(tape.gradient(loss, w).numpy(), 0.5 * k * (1 - np.tanh(W0) ** 2), rtol=1e-5)
+    assert owned == []
+    assert len(executables.CACHE) == 1
+    assert float(step.numpy()) == 2.0 and step.dtype == tf.float32
