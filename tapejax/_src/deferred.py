@@ -6,8 +6,9 @@ shapes) and returns a `DeferredTensor`; its value is computed either
 
 - by the executable of a `gradient`/`jacobian` call whose trace structure repeats (a training loop): beside the
   derivatives it returns the values of the deferred tensors still alive (typically the loss), so the whole step
-  is one dispatch (XLA's CSE merges that forward pass with the one the VJP replays); each output costs about a
-  microsecond, so values nobody can read any more are not returned, or
+  is one dispatch (XLA's CSE merges that forward pass with the one the VJP replays); an output is not free (a
+  returned loss can split XLA's fusion of the step: docs/design.md, section 4), so values nobody can read any
+  more are not returned, or
 - op by op, with each op's own cached executable, the moment anything reads the value (printing, `numpy()`, an
   op that is not recorded, a structure seen for the first time). Then the tensor becomes a plain EagerTensor.
 
