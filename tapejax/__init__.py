@@ -212,6 +212,7 @@ from tapejax.ops.graph import shape_n as shape_n
 from tapejax.ops.graph import timestamp as timestamp
 from tapejax import sparse as sparse  # noqa: E402 (built on the namespace above)
 from tapejax.sparse import SparseTensor as SparseTensor  # noqa: E402
+from tapejax._src.indexed_slices import IndexedSlices as IndexedSlices  # noqa: E402
 
 # keras is built on the namespace above (dogfooding), so it comes last.
 from tapejax import keras as keras  # noqa: E402

@@ -42,6 +42,11 @@ def _castable(source: np.dtype, target: np.dtype, from_python: bool, explicit: b
     return s == t or (s in "iu" and t in "iufc") or (s == "f" and t == "c")
 
 
+# type -> its conversion to a Tensor, for composite values that ops take as tensors (TF's registered tensor
+# conversion functions): IndexedSlices (indexed_slices.py).
+CONVERSIONS: dict[type, Any] = {}
+
+
 def to_array(value: Any, dtype: dtypes.DType | None = None, hint: dtypes.DType | None = None,
              on_device: bool = True) -> Any:
     """The array for `value`: a jax.Array for tensors, variables and Python scalars, numpy otherwise.
@@ -63,6 +68,8 @@ def to_array(value: Any, dtype: dtypes.DType | None = None, hint: dtypes.DType |
                 f"{dtypes.from_numpy(array.dtype).name}: {value!r}"
             )
         return array
+    if type(value) in CONVERSIONS:
+        return to_array(CONVERSIONS[type(value)](value), dtype, hint, on_device)
     if isinstance(value, jax.Array):  # a raw JAX value (from an optax update, a user's jnp code)
         return value if dtype is None or value.dtype == dtype._np else value.astype(dtype._np)
     from_python = not isinstance(value, np.ndarray | np.generic)

@@ -29,6 +29,7 @@ from jax.custom_derivatives import SymbolicZero
 from .context import CONTEXT
 from . import dispatch, tape as tape_lib
 from .convert import to_array
+from .indexed_slices import IndexedSlices
 from .gradient_tape import GradientTape
 from .registry import OpDef
 from .tensor import EagerTensor, Tensor
@@ -344,8 +345,10 @@ def _array(value: Any) -> Any:
 
 
 def _gradient_list(grads: Any) -> list[Any]:
-    """grad_fn's gradients for the flat inputs: any nest of them, flattened as TF does (None: no gradient)."""
-    return _flatten(grads)[0]
+    """grad_fn's gradients for the flat inputs: any nest of them, flattened as TF does (None: no gradient; an
+    IndexedSlices is one gradient, made dense where it is used)."""
+    return jax.tree_util.tree_leaves(grads, is_leaf=lambda x: x is None or isinstance(x, Tensor | Variable |
+                                                                                      IndexedSlices))
 
 
 def _cotangent(grad: Any, primal: Any) -> Any:

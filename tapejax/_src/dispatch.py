@@ -15,7 +15,7 @@ import numpy as np
 
 from .context import CONTEXT
 from . import caches, deferred, dtypes, errors, one_off, string_values, tape as tape_lib
-from .convert import float_operand, holds_tensor, tf_type_string, to_array
+from .convert import CONVERSIONS, float_operand, holds_tensor, tf_type_string, to_array
 from .deferred import DeferredTensor, Pending
 from .tensor import OPERATORS, EagerTensor, Tensor, new_tid
 from .variable import Variable
@@ -50,6 +50,10 @@ def _read_inputs(opdef: OpDef, args: tuple) -> tuple[list, list[int]]:
         elif a is None:
             vals.append(None)
             tids.append(0)
+        elif type(a) in CONVERSIONS:  # an IndexedSlices: made dense by a recorded op, as TF converts it
+            dense = CONVERSIONS[type(a)](a)
+            vals.append(_raw(dense))
+            tids.append(dense._tid)
         elif holds_tensor(a):
             packed = OPERATORS["stack"](a)  # TF auto-packs lists of tensors, recorded like any op
             vals.append(packed._value)

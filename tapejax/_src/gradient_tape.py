@@ -14,7 +14,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from . import chunks, debugging, errors, logs, tape as tape_lib, tape_arguments, transforms
+from . import chunks, debugging, errors, logs, sparse_gradients, tape as tape_lib, tape_arguments, transforms
 from .problem import Problem, abstract, is_float
 from .tape_arguments import UnconnectedGradients, unconnected_mode as _as_mode
 from .tensor import EagerTensor, Tensor
@@ -159,8 +159,10 @@ class GradientTape:
         flat_targets = _flatten(target)[0]
         flat_sources, source_tree = _flatten(sources)
         flat_cts = tape_arguments.seeds(flat_targets, output_gradients)
-        problem = Problem(tape, flat_targets, flat_sources, "gradient")
-        results: list[Any] = [None] * len(flat_sources)
+        rows = sparse_gradients.plan(tape, flat_targets, flat_sources)  # sources that only gathers read
+        asked = sparse_gradients.expand(flat_sources, rows) if rows else flat_sources
+        problem = Problem(tape, flat_targets, asked, "gradient")
+        results: list[Any] = [None] * len(asked)
         if problem.is_connected:
             connected_targets = problem.slice.connected_targets
             for i in connected_targets:
@@ -178,7 +180,9 @@ class GradientTape:
 
             outs = problem.run(("vjp", groups, given), build, cts, eager=eager)
             results = problem.per_source(outs)
-        _variable_targets(problem, results, flat_cts)
+        if rows:
+            results = sparse_gradients.pack(flat_sources, rows, results)
+        _variable_targets(flat_targets, flat_sources, results, flat_cts)
         if None in results:
             self._explain_nones(tape, flat_targets, flat_sources, results)
         self._end_differentiation()
@@ -421,12 +425,12 @@ def _unconnected(source: Any, result: Any, mode: UnconnectedGradients,
     return EagerTensor(jnp.zeros(tuple(source.shape) if shape is None else shape, source.dtype.as_numpy_dtype))
 
 
-def _variable_targets(problem: Problem, results: list[Any], flat_cts: _Flat) -> None:
+def _variable_targets(targets: _Flat, sources: _Flat, results: list[Any], flat_cts: _Flat) -> None:
     """A variable given as a target is its own source: d v / d v is the identity (TF gives ones)."""
-    for i, t in enumerate(problem.targets):
+    for i, t in enumerate(targets):
         if not isinstance(t, Variable):
             continue
-        for k, s in enumerate(problem.sources):
+        for k, s in enumerate(sources):
             if isinstance(s, Variable) and s._uid == t._uid:
                 seed = flat_cts[i]
                 add = (jnp.ones(t.shape, t._value.dtype) if seed is None

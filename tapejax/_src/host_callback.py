@@ -36,6 +36,7 @@ from . import dispatch, dtypes, errors, tape as tape_lib
 from .capture import as_tensor, symbolic
 from .concrete_function import init_scope
 from .convert import tf_type_string, to_array
+from .indexed_slices import dense
 from .gradient_tape import GradientTape
 from .registry import OpDef
 from .signature import TensorSpec
@@ -259,7 +260,7 @@ def _gradients(inner: GradientTape, targets: list[Tensor], tensors: list[Tensor]
     seeds = [EagerTensor(jnp.asarray(c, t._value.dtype)) for c, t in zip(cts, targets)]
     with init_scope():
         grads = iter(inner.gradient(targets, sources, output_gradients=seeds) if sources else [])
-    return [next(grads) if _is_float(t) else None for t in tensors]
+    return [dense(next(grads)) if _is_float(t) else None for t in tensors]
 
 
 def _eager_py(func: Callable, inp: list, listed: bool, results: list[_Result]) -> Any:

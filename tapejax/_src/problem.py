@@ -19,6 +19,7 @@ from jax.interpreters import partial_eval as pe
 from .context import CONTEXT
 from . import checking, deferred, dispatch, errors, executables, logs, lowering, structure, sweep, tape as tape_lib
 from .registry import OpDef
+from .sparse_gradients import Leaf
 from .tensor import EagerTensor, Tensor
 from .variable import Variable
 
@@ -54,6 +55,9 @@ class Problem:
                     reads = self._warn_source(s, method)
                 leaves.append([tid for tid, _ in reads])
                 leaf_values.update(reads)
+            elif isinstance(s, Leaf):  # a gather's output (sparse_gradients.py)
+                leaves.append([s.tid] if s.tid in tape.tracked else [])
+                leaf_values[s.tid] = s.value
             elif isinstance(s, Tensor):
                 if s._tid in tape.tracked and not is_float(s):
                     leaves.append(self._warn_source(s, method))

@@ -161,6 +161,10 @@ class Variable(_Operators):
 
     value = read_value
 
+    def sparse_read(self, indices: Any, name: str | None = None) -> Tensor:
+        """The rows `indices` of the value (`tf.gather`): a tape's gradient for them is an IndexedSlices."""
+        return OPERATORS["gather"](self, indices)
+
     # -- assignment ------------------------------------------------------------------------------------------
 
     def _new_value(self, value: Any, update: str = "") -> jax.Array:
@@ -202,6 +206,43 @@ class Variable(_Operators):
         if CONTEXT.trace is not None:
             return self.assign(OPERATORS["math.subtract"](self.read_value(), delta), read_value=read_value)
         return self._set(self._current() - self._checked(delta, "AssignSubVariableOp"), read_value)
+
+    # -- rows: TF's scatter methods, each an op of the table on the value, then an assignment ------------------
+
+    def scatter_update(self, sparse_delta: Any, use_locking: bool = False, name: str | None = None):
+        """Sets the rows of an IndexedSlices (`sparse_delta.indices`) to its values."""
+        return self._scatter("tensor_scatter_nd_update", sparse_delta)
+
+    def scatter_add(self, sparse_delta: Any, use_locking: bool = False, name: str | None = None):
+        """Adds an IndexedSlices' values to its rows (a row listed twice gets both)."""
+        return self._scatter("tensor_scatter_nd_add", sparse_delta)
+
+    def scatter_sub(self, sparse_delta: Any, use_locking: bool = False, name: str | None = None):
+        return self._scatter("tensor_scatter_nd_sub", sparse_delta)
+
+    def scatter_max(self, sparse_delta: Any, use_locking: bool = False, name: str | None = None):
+        return self._scatter("tensor_scatter_nd_max", sparse_delta)
+
+    def scatter_min(self, sparse_delta: Any, use_locking: bool = False, name: str | None = None):
+        return self._scatter("tensor_scatter_nd_min", sparse_delta)
+
+    def scatter_nd_update(self, indices: Any, updates: Any, use_locking: bool = True, name: str | None = None):
+        """`tf.tensor_scatter_nd_update` of the value, assigned."""
+        return self.assign(OPERATORS["tensor_scatter_nd_update"](self.read_value(), indices, updates))
+
+    def scatter_nd_add(self, indices: Any, updates: Any, use_locking: bool = False, name: str | None = None):
+        return self.assign(OPERATORS["tensor_scatter_nd_add"](self.read_value(), indices, updates))
+
+    def scatter_nd_sub(self, indices: Any, updates: Any, use_locking: bool = False, name: str | None = None):
+        return self.assign(OPERATORS["tensor_scatter_nd_sub"](self.read_value(), indices, updates))
+
+    def _scatter(self, op: str, sparse_delta: Any) -> Any:
+        # an IndexedSlices (indexed_slices.py builds on this module, so it is known by what it holds)
+        if not all(hasattr(sparse_delta, a) for a in ("indices", "values", "dense_shape")):
+            raise TypeError(f"Argument `sparse_delta` must be a `tf.IndexedSlices`. Received arg: {sparse_delta}")
+        rows = OPERATORS["reshape"](sparse_delta.indices, (-1, 1))
+        values = OPERATORS["reshape"](sparse_delta.values, (-1, *self.shape[1:]))
+        return self.assign(OPERATORS[op](self.read_value(), rows, values))
 
     def _note_assignment(self, method: str, value: Any) -> None:
         """Tells the recording tapes that state changed here: a gradient through it will be None (debugging)."""

@@ -24,9 +24,11 @@ import tapejax as tf
 from tapejax.keras import schedules as schedules
 from tapejax._src import caches, checking, checkpoint_pending, dispatch, one_off
 from tapejax._src.context import CONTEXT
+from tapejax._src.indexed_slices import IndexedSlices
 from tapejax._src.registry import OpDef
 from tapejax.ops.math import _clip_by_norm, _clip_by_value, _maximum
 from tapejax.keras.attributes import Declared
+from tapejax.keras.optimizers_rows import Rows, evaluate as evaluate_rows
 from tapejax._src.module import camel_to_snake
 from tapejax.keras.schedules import LearningRateSchedule
 
@@ -170,14 +172,14 @@ class Optimizer:
             self._apply_recorded(pairs)
             return
         values = {v._uid: v.value().value for _, v in pairs}
-        grads = self._clip([_gradient_for(g, v, values[v._uid]) for g, v in pairs])
+        grads = self._clip([_gradient_for(g, v, values[v._uid], rows=True) for g, v in pairs])
         decays = None
         if self.weight_decay:  # Keras reads the learning rate once per decayed variable, then for the update
             decays = [_as_float32(self.weight_decay * self._current_learning_rate()) for _ in pairs]
         t = tf.cast(self.iterations, tf.float32) + 1.0
         hyperparameters = {k: _as_float32(v)
                            for k, v in self._hyperparameters(t, self._current_learning_rate()).items()}
-        states = self._updated(pairs, [g.value for g in grads], values, hyperparameters, decays)
+        states = self._updated(pairs, [_array(g) for g in grads], values, hyperparameters, decays)
         for _, v in pairs:  # Keras: each variable's constraint, on its updated value
             if v.constraint is not None:
                 values[v._uid] = v._new_value(v.constraint(tf.convert_to_tensor(values[v._uid])))
@@ -196,19 +198,25 @@ class Optimizer:
         owners = {v._uid: v for _, v in pairs}
         uids = list(owners)
         reads = {uid: owners[uid].read_value() for uid in uids}
-        grads = self._clip([_gradient_for(g, v, reads[v._uid]) for g, v in pairs])
+        grads = [_gradient_for(g, v, reads[v._uid], rows=True) for g, v in pairs]
+        rows = any(isinstance(g, IndexedSlices) for g in grads)  # clipped inside the update, row by row
+        grads = grads if rows else self._clip(grads)
+        sizes = [int(g.shape[0]) if isinstance(g, IndexedSlices) else None for g in grads]
         rate = self._current_learning_rate()
         decays = [tf.cast(self.weight_decay * rate, tf.float32) for _ in pairs] if self.weight_decay else []
         t = tf.cast(self.iterations, tf.float32) + 1.0
         hyperparameters = {k: tf.cast(v, tf.float32) for k, v in self._hyperparameters(t, rate).items()}
         layouts = {uid: self._state(owners[uid]) for uid in uids}
         slots = [s for uid in uids for s in layouts[uid][2]]
-        inputs = [*grads, *reads.values(), *[s.read_value() for s in slots], self.iterations.read_value(),
+        flat_grads = [t for g in grads for t in ((g.values, g.indices) if isinstance(g, IndexedSlices) else (g,))]
+        inputs = [*flat_grads, *reads.values(), *[s.read_value() for s in slots], self.iterations.read_value(),
                   *hyperparameters.values(), *decays]
 
         def update(*arrays: Any) -> tuple[Any, ...]:
             it = iter(arrays)
-            g = [next(it) for _ in pairs]
+            g = [next(it) if size is None else Rows(next(it), next(it), size) for size in sizes]
+            if rows:
+                g = self._clip_arrays(g)
             values = {uid: next(it) for uid in uids}
             slot_values = {uid: [next(it) for _ in layouts[uid][2]] for uid in uids}
             count = next(it).astype(np.int32)
@@ -271,10 +279,20 @@ class Optimizer:
     def _clip(self, grads: list[Any]) -> list[Any]:
         """Keras's `clipnorm`, `clipvalue` or `global_clipnorm` of all the gradients: one op, so that eagerly it is
         one executable for the whole list (not one compile per gradient shape, as op-by-op clipping costs)."""
+        if any(isinstance(g, IndexedSlices) for g in grads):
+            arrays = self._clip_arrays([_array(g) for g in grads])
+            return [_slices(a, g) if isinstance(a, Rows) else tf.convert_to_tensor(a) for a, g in zip(arrays, grads)]
         for kind, limit in (("norm", self.clipnorm), ("value", self.clipvalue), ("global", self.global_clipnorm)):
             if limit is not None:
                 # float64: each gradient converts the limit to its own dtype, as Keras's Python float is
                 return list(dispatch.apply(_CLIPS[kind], (*grads, np.float64(limit)), {}))
+        return grads
+
+    def _clip_arrays(self, grads: list[Any]) -> list[Any]:
+        """`_clip` of arrays and `Rows`: Keras clips an IndexedSlices row by row (TF's clip ops on its values)."""
+        for kind, limit in (("norm", self.clipnorm), ("value", self.clipvalue), ("global", self.global_clipnorm)):
+            if limit is not None:
+                return list(_clip_all(kind, *grads, np.float64(limit)))
         return grads
 
     def _updated(self, pairs: list[tuple[Any, tf.Variable]], grads: list[Any], values: dict[int, Any],
@@ -407,8 +425,21 @@ def _checked_pairs(grads_and_vars: Iterable[Any]) -> tuple[list[Any], list[tf.Va
     return grads, variables
 
 
-def _gradient_for(gradient: Any, variable: tf.Variable, value: Any) -> Any:
-    """`gradient` as a tensor of `variable`'s dtype (Keras casts it), checked to have the variable's shape."""
+def _gradient_for(gradient: Any, variable: tf.Variable, value: Any, rows: bool = False) -> Any:
+    """`gradient` as a tensor of `variable`'s dtype (Keras casts it), checked to have the variable's shape. With
+    `rows`, an IndexedSlices stays one (its values cast), for a rule that reads it row by row (optimizers_rows.py);
+    without, it is made dense."""
+    if rows and isinstance(gradient, IndexedSlices):
+        values = gradient.values
+        shape = gradient.shape
+        if shape.rank is None or tuple(shape) != tuple(value.shape):
+            raise GradientShapeError(
+                None, None, f"Cannot update variable with shape {list(value.shape)} using an IndexedSlices of "
+                f"dense_shape {shape.as_list() if shape.rank is not None else None} (the gradient given for "
+                f"{variable.name!r} in apply_gradients).")
+        _check_rows(gradient.indices, shape[0], variable)
+        values = values if values.dtype == variable.dtype else tf.cast(values, variable.dtype)
+        return IndexedSlices(values, gradient.indices, gradient.dense_shape)
     gradient = tf.convert_to_tensor(gradient)
     if gradient.dtype != variable.dtype:
         gradient = tf.cast(gradient, variable.dtype)
@@ -419,6 +450,30 @@ def _gradient_for(gradient: Any, variable: tf.Variable, value: Any) -> Any:
             f"shapes must be equal. (The gradient given for {variable.name!r} in apply_gradients: a gradient "
             "has its variable's shape; one of another shape usually comes from pairing the wrong lists.)")
     return gradient
+
+
+def _check_rows(indices: Any, size: int, variable: tf.Variable) -> None:
+    """TF's scatter kernels refuse a row outside the variable (a traced index is not checked)."""
+    ids = tf.get_static_value(indices)
+    if ids is None:
+        return
+    outside = np.flatnonzero((np.asarray(ids).reshape(-1) < 0) | (np.asarray(ids).reshape(-1) >= size))
+    if outside.size:
+        k = int(outside[0])
+        raise tf.errors.InvalidArgumentError(
+            None, None, f"indices[{k}] = {np.asarray(ids).reshape(-1)[k]} is not in [0, {size}) (an IndexedSlices "
+            f"gradient for {variable.name!r} in apply_gradients)")
+
+
+def _array(gradient: Any) -> Any:
+    """A gradient tensor's array, or an IndexedSlices as `Rows`."""
+    if isinstance(gradient, IndexedSlices):
+        return Rows(gradient.values.value, jnp.reshape(gradient.indices.value, (-1,)), int(gradient.shape[0]))
+    return gradient.value
+
+
+def _slices(rows: Rows, like: IndexedSlices) -> IndexedSlices:
+    return IndexedSlices(rows.values, like.indices, like.dense_shape)
 
 
 def _assign_all(assignments: list[tuple[tf.Variable, Any]], iterations: tf.Variable) -> None:
@@ -471,25 +526,37 @@ def _update(transformation: optax.GradientTransformation, gradient: Any, state: 
     state.hyperparams.update({k: v.astype(state.hyperparams[k].dtype) for k, v in hyperparameters.items()})
     for decay in decays:  # Keras's decoupled weight decay, before the update
         value = value - value * decay.astype(value.dtype)
+    if isinstance(gradient, Rows):  # an IndexedSlices: the rule as Keras computes it on one
+        return evaluate_rows(functools.partial(_rule_step, transformation), [gradient, state, value])
+    return _rule_step(transformation, gradient, state, value)
+
+
+def _rule_step(transformation: optax.GradientTransformation, gradient: Any, state: Any, value: Any) -> Any:
     updates, new_state = transformation.update(gradient, state, value)
     return optax.apply_updates(value, updates), new_state
 
 
 def _clip_all(kind: str, *args: Any) -> tuple[Any, ...]:
     """The gradients `args[:-1]` clipped by `args[-1]` with the formulas of tf.clip_by_norm, tf.clip_by_value and
-    Keras's clip_by_global_norm (`g * clip / max(global norm, clip)`), the ops' own functions where there are."""
+    Keras's clip_by_global_norm (`g * clip / max(global norm, clip)`), the ops' own functions where there are.
+
+    A gradient given as `Rows` (an IndexedSlices) is clipped as TF's ops clip one: by its values, repeated rows
+    counted once each; Keras's global clipping multiplies it by the scale as a dense tensor."""
     *grads, limit = args
+    values = [g.values if isinstance(g, Rows) else g for g in grads]
     if kind == "norm":
-        return tuple(_clip_by_norm(g, limit) for g in grads)
-    if kind == "value":
-        return tuple(_clip_by_value(g, (-limit).astype(g.dtype), limit.astype(g.dtype)) for g in grads)
-    total = 0
-    for g in grads:
-        total = total + jnp.sum(jnp.square(g))
-    norm = jnp.sqrt(total)
-    limit = limit.astype(norm.dtype)
-    scale = limit / _maximum(norm, limit)
-    return tuple(g * scale.astype(g.dtype) for g in grads)
+        clipped = [_clip_by_norm(v, limit) for v in values]
+    elif kind == "value":
+        clipped = [_clip_by_value(v, (-limit).astype(v.dtype), limit.astype(v.dtype)) for v in values]
+    else:
+        total = 0
+        for v in values:
+            total = total + jnp.sum(jnp.square(v))
+        norm = jnp.sqrt(total)
+        limit = limit.astype(norm.dtype)
+        scale = limit / _maximum(norm, limit)
+        return tuple((g.dense() if isinstance(g, Rows) else g) * scale.astype(v.dtype) for g, v in zip(grads, values))
+    return tuple(g._replace(values=c) if isinstance(g, Rows) else c for g, c in zip(grads, clipped))
 
 
 # The global norm adds the gradients' squared norms: one dtype for all, as TF's AddV2 requires (its error if not).

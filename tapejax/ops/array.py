@@ -12,7 +12,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from tapejax._src import dtypes, errors, static_values, zero_cotangent
-from tapejax._src.convert import holds_tensor, tf_type_string, to_array, unaliased
+from tapejax._src.indexed_slices import IndexedSlices, values_of
+from tapejax._src.convert import CONVERSIONS, holds_tensor, tf_type_string, to_array, unaliased
 from tapejax._src.contracts import (CONCAT, PYTHON_AXIS, Axis, Dtype, Indices, Paddings, PerDimension, Rule, SplitSizes,
                                     check_traced)
 from tapejax._src.registry import hashable, op
@@ -77,6 +78,8 @@ def convert_to_tensor(value: Any, dtype: Any = None, dtype_hint: Any = None, nam
         return value
     if isinstance(value, Variable):
         return value.read_value() if dtype is None else value.read_value() + to_array(0, dtype=dtype)
+    if type(value) in CONVERSIONS:  # an IndexedSlices
+        return convert_to_tensor(CONVERSIONS[type(value)](value), dtype)
     if holds_tensor(value):
         return stack([convert_to_tensor(v, dtype, dtype_hint) for v in value])
     hint = None if dtype_hint is None else dtypes.as_dtype(dtype_hint)
@@ -973,14 +976,19 @@ def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None) -> tuple[li
     """
     if not isinstance(t_list, collections.abc.Sequence) or isinstance(t_list, str):
         raise TypeError(f"`t_list` should be a sequence of tensors. Received {type(t_list)}.")
-    present = [t for t in t_list if t is not None]
+    slices = [t for t in t_list if isinstance(t, IndexedSlices)]
+    present = [values_of(t) for t in t_list if t is not None]  # an IndexedSlices: its values (TF)
     if not isinstance(clip_norm, _Operators):  # a Python or numpy clip_norm takes the norm's dtype, as in TF
         norm_dtype = to_array(use_norm if use_norm is not None else present[0]).dtype
         clip_norm = to_array(clip_norm, hint=dtypes.from_numpy(norm_dtype))
     tensors = [*present, clip_norm] + ([] if use_norm is None else [use_norm])
     *clipped, norm = _clip_by_global_norm_op(tensors, has_use_norm=use_norm is not None)
     it = iter(clipped)
-    return [None if t is None else next(it) for t in t_list], norm
+    out = [None if t is None else next(it) for t in t_list]
+    if slices:
+        out = [IndexedSlices(c, t.indices, t.dense_shape) if isinstance(t, IndexedSlices) else c
+               for c, t in zip(out, t_list)]
+    return out, norm
 
 
 # The public callables of these rows resolve TF's defaults from concrete values (a mask's true count, `maxlen`,

@@ -13,6 +13,7 @@ import numpy as np
 
 from tapejax._src import dtypes, errors, zero_cotangent
 from tapejax._src.convert import tf_type_string
+from tapejax._src.indexed_slices import values_of
 from tapejax._src.contracts import COMPLEX, Dtype
 from tapejax._src.registry import abstract_check, op
 
@@ -484,6 +485,14 @@ def _normalize(tensor, ord="euclidean", axis=None):
     return tensor / norm, norm
 
 
-global_norm = op("linalg.global_norm", _global_norm, op_type="L2Loss",
-                 contract=(Dtype(allowed=("float16", "bfloat16", "float32", "float64")),))
+_global_norm_op = op("linalg.global_norm", _global_norm, op_type="L2Loss",
+                     contract=(Dtype(allowed=("float16", "bfloat16", "float32", "float64")),))
+
+
+def global_norm(t_list, name=None):
+    """The l2 norm of all the tensors of `t_list` together (`tf.linalg.global_norm`); of an IndexedSlices, its
+    values (each repeated row on its own, as TF)."""
+    if isinstance(t_list, list | tuple):
+        t_list = [values_of(t) for t in t_list]
+    return _global_norm_op(t_list)
 normalize = op("linalg.normalize", _normalize, static=("ord", "axis"), op_type="Normalize")

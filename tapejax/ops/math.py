@@ -14,6 +14,7 @@ import numpy as np
 from tapejax._src import dtypes, errors, zero_cotangent
 from tapejax._src.convert import to_array
 from tapejax._src.deferred import resolve
+from tapejax._src.indexed_slices import on_values
 from tapejax._src.contracts import COMPLEX, FLOAT, REDUCE, SCAN, Axis, Dtype, NonzeroDivisor, Rule
 from tapejax._src.registry import abstract_check, hashable, op
 from tapejax._src.tensor import OPERATORS, EagerTensor
@@ -227,7 +228,7 @@ def _clip_by_value(t, clip_value_min, clip_value_max):
     return _maximum(_minimum(t, clip_value_max), clip_value_min)
 
 
-clip_by_value = op("clip_by_value", _clip_by_value)
+clip_by_value = on_values(op("clip_by_value", _clip_by_value))
 
 # -- rounding (no gradient in TF) ---------------------------------------------------------------------------
 
@@ -396,7 +397,7 @@ def _clip_by_norm(t, clip_norm, axes=None):
     return t * clip_norm / _maximum(l2norm, clip_norm)
 
 
-clip_by_norm = op("clip_by_norm", _clip_by_norm, static=("axes",), same_dtype=False)
+clip_by_norm = on_values(op("clip_by_norm", _clip_by_norm, static=("axes",), same_dtype=False))
 
 
 # -- more elementwise functions: rounding, special functions ------------------------------------------------

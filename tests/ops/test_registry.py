@@ -244,10 +244,12 @@ def assert_tape_gradients(name: str, spec: S.Spec, args: tuple[np.ndarray, ...],
 
 
 def assert_gradients(got: list[Any], expected: list[Any], dtype_of: list[np.ndarray], spec: S.Spec) -> None:
-    """Tape gradients (float32) against JAX's float64 ones: equal to float32 rounding, with the source's dtype."""
+    """Tape gradients (float32) against JAX's float64 ones: equal to float32 rounding, with the source's dtype. A
+    gather's gradient is an IndexedSlices (as in TF): its dense sum is compared."""
     assert len(got) == len(expected)
     for g, e, a in zip(got, expected, dtype_of):
         assert g is not None, "tape.gradient gave None where JAX gives a gradient"
+        g = tf.convert_to_tensor(g) if isinstance(g, tf.IndexedSlices) else g
         e = np.asarray(e)
         assert g.dtype.name == a.dtype.name, f"gradient dtype {g.dtype.name}, source is {a.dtype.name}"
         assert tuple(g.shape) == a.shape, f"gradient shape {tuple(g.shape)}, source shape {a.shape}"

@@ -51,11 +51,9 @@ PROGRAMS = (
     Program("oxford_pets_image_segmentation", rtol=2e-3, tf_env=(("TF_ENABLE_ONEDNN_OPTS", "0"),)),
     Program("knowledge_distillation"),
     Program("timeseries_classification_from_scratch"),
-    # Blocked by a TF quirk: the gradient of an Embedding is an IndexedSlices with a row per occurrence of a
-    # token, and Keras 3's Adam squares each row before summing them (TF's v for a token used twice is
-    # g1^2 + g2^2), where tapejax's dense gradient gives (g1 + g2)^2. The forward pass and gradients match.
-    Program("text_classification_with_transformer",
-            blocked_by="Adam's second moment of an Embedding's IndexedSlices gradient (per-occurrence squares)"),
+    # The gradient of an Embedding is an IndexedSlices with a row per occurrence of a token, and Keras 3's Adam
+    # squares each row before summing them (v for a token used twice adds g1^2 + g2^2, not (g1 + g2)^2).
+    Program("text_classification_with_transformer"),
     Program("data_guide_windows"),
     # It prints only wall times (its standard output: `benchmark`'s lines; tf.print writes to standard error).
     Program("data_performance", mask=r"Execution time: [0-9.e-]+"),
