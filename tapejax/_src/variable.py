@@ -195,6 +195,12 @@ class Variable(_Operators):
         self._note_assignment("assign", value)
         return self._set(self._new_value(value), read_value, getattr(value, "_tid", 0))
 
+    def _assign_computed(self, array: jax.Array) -> None:
+        """Sets an array computed from this variable's value, in its dtype and shape (an optimizer's eager update):
+        `assign` without its conversion and checks, which cost more than the assignment."""
+        self._note_assignment("assign", array)
+        self._set(array, False)
+
     def assign_add(self, delta: Any, use_locking: Any = None, name: str | None = None, read_value: bool = True):
         self._note_assignment("assign_add", delta)
         if CONTEXT.trace is not None:  # through the op table, so a traced loop body sees the new value's id

@@ -185,9 +185,8 @@ class Optimizer:
                 values[v._uid] = v._new_value(v.constraint(tf.convert_to_tensor(values[v._uid])))
         assignments = []
         for _, v in {v._uid: (None, v) for _, v in pairs}.values():
-            _, kinds, slots = self._state(v)
             assignments.append((v, values[v._uid]))
-            assignments += zip(slots, (x for x, kind in zip(states[v._uid], kinds) if kind is _SLOT))
+            assignments += zip(self._state(v)[2], states[v._uid])
         _assign_all(assignments, self.iterations)
 
     def _apply_recorded(self, pairs: list[tuple[Any, tf.Variable]]) -> None:
@@ -223,7 +222,7 @@ class Optimizer:
             given = {k: next(it) for k in hyperparameters}
             states = self._updated(pairs, g, values, given, [next(it) for _ in decays] or None, slot_values, count)
             return (*[values[uid] for uid in uids],
-                    *[x for uid in uids for x, kind in zip(states[uid], layouts[uid][1]) if kind is _SLOT])
+                    *[x for uid in uids for x in states[uid]])
 
         outs = dispatch.apply(OpDef("keras.optimizers.apply", update, differentiable=False, has_gradient=False,
                                     op_type="ResourceApplyKeras", same_dtype=False, jit=False), tuple(inputs), {})
@@ -299,17 +298,14 @@ class Optimizer:
                  hyperparameters: dict[str, Any], decays: list[Any] | None,
                  slot_values: dict[int, list[Any]] | None = None, count: Any = None) -> dict[int, list[Any]]:
         """Computes every update, assigning nothing: `values` (uid -> array) gets the new values; returns the new
-        state leaves of each variable (uid -> leaves, in `_state`'s order).
+        slots of each variable (uid -> arrays, in `_state`'s order).
 
         A variable listed more than once is decayed once per listing, then updated once per listing, in order,
         as Keras does: the updates run in rounds, each taking at most one listing of a variable."""
         if count is None:  # Keras: every variable's bias correction uses it
-            count = tf.cast(self.iterations, tf.int32).value
-        states: dict[int, list[Any]] = {}
-        for _, v in pairs:
-            _, kinds, slots = self._state(v)
-            given = iter(slot_values[v._uid] if slot_values is not None else [s.value().value for s in slots])
-            states[v._uid] = [next(given) if kind is _SLOT else count if kind is _COUNT else kind for kind in kinds]
+            count = self.iterations.value().value
+        slots = {v._uid: slot_values[v._uid] if slot_values is not None else [s.value().value for s in self._state(v)[2]]
+                 for _, v in pairs}
         rounds: list[list[int]] = []
         listed: dict[int, list[int]] = {}
         for k, (_, v) in enumerate(pairs):
@@ -320,17 +316,13 @@ class Optimizer:
             rounds[r].append(k)
         for r, ks in enumerate(rounds):
             uids = [pairs[k][1]._uid for k in ks]
-            layouts = [self._state(pairs[k][1]) for k in ks]
-            trees = [jax.tree_util.tree_unflatten(layout[0], states[uid]) for layout, uid in zip(layouts, uids)]
             round_decays = None if decays is None else [
                 tuple(decays[j] for j in listed[uid]) if r == 0 else () for uid in uids]
-            updated = self._step([grads[k] for k in ks], trees, [values[uid] for uid in uids], hyperparameters,
-                                 round_decays)
-            for uid, (_, kinds, _), (new_value, new_state) in zip(uids, layouts, updated):
-                values[uid] = new_value
-                states[uid] = [new if kind is _SLOT else old
-                               for new, old, kind in zip(jax.tree_util.tree_leaves(new_state), states[uid], kinds)]
-        return states
+            updated = self._step([grads[k] for k in ks], [slots[uid] for uid in uids], [values[uid] for uid in uids],
+                                 count, hyperparameters, round_decays)
+            for uid, (new_value, new_slots) in zip(uids, updated):
+                values[uid], slots[uid] = new_value, new_slots
+        return slots
 
     def _state(self, variable: tf.Variable) -> tuple[Any, tuple[Any, ...], list[tf.Variable]]:
         """The optax state of `variable`: its treedef, what each leaf is, and the Variables holding the slots.
@@ -349,12 +341,8 @@ class Optimizer:
                 kinds: list[Any] = []
                 slots = []
                 for path, leaf in paths_leaves:
-                    if any(getattr(k, "name", None) == "hyperparams" for k in path):
-                        kinds.append(np.asarray(leaf))  # replaced by the injected value on every update
-                    elif np.issubdtype(np.asarray(leaf).dtype, np.integer):
-                        kinds.append(_COUNT)
-                    else:
-                        kinds.append(_SLOT)
+                    kinds.append(_kind(path, leaf))
+                    if kinds[-1] is _SLOT:
                         slots.append(tf.Variable(np.asarray(leaf), trainable=False,
                                                  name=f"{self.name}/{base}/slot_{len(slots)}"))
             entry = self._slots[variable._uid] = (treedef, tuple(kinds), slots)
@@ -483,7 +471,10 @@ def _assign_all(assignments: list[tuple[tf.Variable, Any]], iterations: tf.Varia
     old = [(v, getattr(v, "_value", None)) for v, _ in assignments + [(iterations, None)]]
     try:
         for variable, value in assignments:
-            variable.assign(value, read_value=False)
+            if isinstance(value, jax.Array) and not isinstance(value, jax.core.Tracer):
+                variable._assign_computed(value)  # the eager update's arrays: its dtype and shape by construction
+            else:
+                variable.assign(value, read_value=False)
         iterations.assign_add(1, read_value=False)
     except BaseException:
         for variable, value in old:
@@ -514,21 +505,35 @@ def _update_rule(optimizer: Optimizer) -> tuple[optax.GradientTransformation, Ca
     return entry
 
 
-def _update_all(transformation: optax.GradientTransformation, gradients: list[Any], states: list[Any],
-                values: list[Any], hyperparameters: dict[str, Any],
-                decays: list[tuple[Any, ...]] | None) -> list[tuple[Any, Any]]:
+def _update_all(transformation: optax.GradientTransformation, gradients: list[Any], slots: list[list[Any]],
+                values: list[Any], count: Any, hyperparameters: dict[str, Any],
+                decays: list[tuple[Any, ...]] | None) -> list[tuple[Any, list[Any]]]:
     decays = decays if decays is not None else [()] * len(gradients)
-    return [_update(transformation, *args, hyperparameters) for args in zip(gradients, states, values, decays)]
+    return [_update(transformation, g, s, v, count, d, hyperparameters)
+            for g, s, v, d in zip(gradients, slots, values, decays)]
 
 
-def _update(transformation: optax.GradientTransformation, gradient: Any, state: Any, value: Any,
-            decays: tuple[Any, ...], hyperparameters: dict[str, Any]) -> tuple[Any, Any]:
+def _update(transformation: optax.GradientTransformation, gradient: Any, slots: list[Any], value: Any, count: Any,
+            decays: tuple[Any, ...], hyperparameters: dict[str, Any]) -> tuple[Any, list[Any]]:
+    """One variable's new value and slots. Its optax state is rebuilt here, at trace time, from the slots: the step
+    counts are `count` and the hyperparameters are injected, so the compiled update takes and returns only the
+    slots (not optax's whole state: each argument and result of an executable costs time on every call)."""
+    paths_leaves, treedef = jax.tree_util.tree_flatten_with_path(jax.eval_shape(transformation.init, value))
+    given = iter(slots)
+    leaves = [next(given) if kind is _SLOT else count.astype(leaf.dtype) if kind is _COUNT
+              else jnp.zeros(leaf.shape, leaf.dtype) for kind, leaf in ((_kind(p, x), x) for p, x in paths_leaves)]
+    state = jax.tree_util.tree_unflatten(treedef, leaves)
     state.hyperparams.update({k: v.astype(state.hyperparams[k].dtype) for k, v in hyperparameters.items()})
     for decay in decays:  # Keras's decoupled weight decay, before the update
         value = value - value * decay.astype(value.dtype)
     if isinstance(gradient, Rows):  # an IndexedSlices: the rule as Keras computes it on one
-        return evaluate_rows(functools.partial(_rule_step, transformation), [gradient, state, value])
-    return _rule_step(transformation, gradient, state, value)
+        new_value, new_state = evaluate_rows(functools.partial(_rule_step, transformation), [gradient, state, value])
+    else:
+        new_value, new_state = _rule_step(transformation, gradient, state, value)
+    new_leaves = jax.tree_util.tree_flatten_with_path(new_state)[0]
+    # in their variables' dtypes, which `_assign_all` relies on
+    return new_value.astype(value.dtype), [x.astype(old.dtype) for old, (p, x) in
+                                           zip(slots, (px for px in new_leaves if _kind(*px) is _SLOT))]
 
 
 def _rule_step(transformation: optax.GradientTransformation, gradient: Any, state: Any, value: Any) -> Any:
@@ -565,6 +570,14 @@ _CLIPS = {kind: OpDef(f"keras.optimizers.clip_{kind}", functools.partial(_clip_a
           for kind, op_type in (("norm", "ClipByNorm"), ("value", "ClipByValue"), ("global", "AddV2"))}
 
 _SLOT, _COUNT = object(), object()  # kinds of optax state leaves (Optimizer._state)
+
+
+def _kind(path: Any, leaf: Any) -> Any:
+    """What an optax state leaf is: a slot (a Variable of its own), the step count (`iterations`), or a
+    hyperparameter (its placeholder: replaced by the injected value on every update)."""
+    if any(getattr(k, "name", None) == "hyperparams" for k in path):
+        return np.zeros(np.shape(leaf), leaf.dtype)
+    return _COUNT if np.issubdtype(leaf.dtype, np.integer) else _SLOT
 
 _KERAS_UNSUPPORTED = ("use_ema", "ema_momentum", "ema_overwrite_frequency", "loss_scale_factor",
                       "gradient_accumulation_steps")
