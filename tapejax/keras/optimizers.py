@@ -176,7 +176,9 @@ class Optimizer:
         decays = None
         if self.weight_decay:  # Keras reads the learning rate once per decayed variable, then for the update
             decays = [_as_float32(self.weight_decay * self._current_learning_rate()) for _ in pairs]
-        t = tf.cast(self.iterations, tf.float32) + 1.0
+        # the step t only where a rule's hyperparameters use it (Adam's epsilon): two eager ops fewer elsewhere
+        uses_t = type(self)._hyperparameters is not Optimizer._hyperparameters
+        t = tf.cast(self.iterations, tf.float32) + 1.0 if uses_t else None
         hyperparameters = {k: _as_float32(v)
                            for k, v in self._hyperparameters(t, self._current_learning_rate()).items()}
         states = self._updated(pairs, [_array(g) for g in grads], values, hyperparameters, decays)
