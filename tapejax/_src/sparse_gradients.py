@@ -1,8 +1,9 @@
 """Which gradients TF returns as IndexedSlices: those of sources that only gathers read.
 
 TF's gradient of a gather along the first axis (`tf.gather`, `tf.nn.embedding_lookup`, a variable's
-`sparse_read`, a `tf.gather_nd` of whole rows) is an IndexedSlices: the cotangent of the gathered rows and their indices. Identity, Cast and a
-variable's read pass one on, any other op makes it dense, and so does a second, dense path to the same source.
+`sparse_read`, a `tf.gather_nd` of whole rows) is an IndexedSlices: the cotangent of the gathered rows and their
+indices. Identity, Cast and a variable's read pass one on, any other op makes it dense, and so does a second, dense
+path to the same source.
 So the gradient of a source whose every use on the way to the targets is such a gather is the cotangent of each
 gather's output, re-indexed. `GradientTape.gradient` asks the tape for those cotangents, with the gathers' outputs
 as sources (still one `jax.vjp`: no gradient code here), and packs them.

@@ -22,7 +22,7 @@ import optax
 
 import tapejax as tf
 from tapejax.keras import schedules as schedules
-from tapejax._src import caches, checking, checkpoint_pending, dispatch, one_off
+from tapejax._src import caches, checking, checkpoint_pending, dispatch, one_off, tape as tape_lib
 from tapejax._src.context import CONTEXT
 from tapejax._src.indexed_slices import IndexedSlices
 from tapejax._src.registry import OpDef
@@ -47,8 +47,12 @@ class Optimizer:
     `learning_rate`.
     """
 
-    # The attributes `_rule` reads: optimizers configured alike share one compiled update (None: not shared).
+    # The attributes `_rule` and `_hyperparameters` read: optimizers configured alike share one compiled update
+    # (None: not shared).
     _RULE_ARGS: tuple[str, ...] | None = None
+    # Whether `_hyperparameters` is a function of (t, learning rate) alone: then the compiled update computes it
+    # from the step count (eagerly one call, not an op each); Nadam's updates a Variable and runs before.
+    _PURE_HYPERPARAMETERS = True
     iterations = Declared("The number of updates applied so far: an int64 `tf.Variable` that `apply_gradients` "
                           "increments (a schedule's step).")
 
@@ -176,11 +180,8 @@ class Optimizer:
         decays = None
         if self.weight_decay:  # Keras reads the learning rate once per decayed variable, then for the update
             decays = [_as_float32(self.weight_decay * self._current_learning_rate()) for _ in pairs]
-        # the step t only where a rule's hyperparameters use it (Adam's epsilon): two eager ops fewer elsewhere
-        uses_t = type(self)._hyperparameters is not Optimizer._hyperparameters
-        t = tf.cast(self.iterations, tf.float32) + 1.0 if uses_t else None
-        hyperparameters = {k: _as_float32(v)
-                           for k, v in self._hyperparameters(t, self._current_learning_rate()).items()}
+        given = self._given_hyperparameters(self._current_learning_rate())
+        hyperparameters = {k: _as_float32(v) for k, v in given.items()}
         states = self._updated(pairs, [_array(g) for g in grads], values, hyperparameters, decays)
         for _, v in pairs:  # Keras: each variable's constraint, on its updated value
             if v.constraint is not None:
@@ -205,8 +206,7 @@ class Optimizer:
         sizes = [int(g.shape[0]) if isinstance(g, IndexedSlices) else None for g in grads]
         rate = self._current_learning_rate()
         decays = [tf.cast(self.weight_decay * rate, tf.float32) for _ in pairs] if self.weight_decay else []
-        t = tf.cast(self.iterations, tf.float32) + 1.0
-        hyperparameters = {k: tf.cast(v, tf.float32) for k, v in self._hyperparameters(t, rate).items()}
+        hyperparameters = {k: tf.cast(v, tf.float32) for k, v in self._given_hyperparameters(rate).items()}
         layouts = {uid: self._state(owners[uid]) for uid in uids}
         slots = [s for uid in uids for s in layouts[uid][2]]
         flat_grads = [t for g in grads for t in ((g.values, g.indices) if isinstance(g, IndexedSlices) else (g,))]
@@ -233,6 +233,14 @@ class Optimizer:
             if v.constraint is not None:
                 new[uid] = v.constraint(new[uid])
         _assign_all([(owners[uid], new[uid]) for uid in uids] + list(zip(slots, outs[len(uids):])), self.iterations)
+
+    def _given_hyperparameters(self, rate: Any) -> dict[str, Any]:
+        """What the compiled update is given: the learning rate, from which and the step count it computes a pure
+        rule's other hyperparameters itself (`_update_all`); all of them for a rule whose `_hyperparameters` is
+        not pure (Nadam)."""
+        if self._PURE_HYPERPARAMETERS:
+            return {"learning_rate": rate}
+        return self._hyperparameters(tf.cast(self.iterations, tf.float32) + 1.0, rate)
 
     def build(self, var_list: list[tf.Variable]) -> None:
         """Creates the state of each variable now (Keras 3), rather than on the first `apply_gradients`: a
@@ -306,8 +314,8 @@ class Optimizer:
         as Keras does: the updates run in rounds, each taking at most one listing of a variable."""
         if count is None:  # Keras: every variable's bias correction uses it
             count = self.iterations.value().value
-        slots = {v._uid: slot_values[v._uid] if slot_values is not None else [s.value().value for s in self._state(v)[2]]
-                 for _, v in pairs}
+        slots = {v._uid: slot_values[v._uid] if slot_values is not None
+                 else [s.value().value for s in self._state(v)[2]] for _, v in pairs}
         rounds: list[list[int]] = []
         listed: dict[int, list[int]] = {}
         for k, (_, v) in enumerate(pairs):
@@ -501,15 +509,22 @@ def _update_rule(optimizer: Optimizer) -> tuple[optax.GradientTransformation, Ca
         rule = functools.partial(type(optimizer)._rule, config)
         placeholders = {n: np.zeros((), np.float32) for n in inspect.signature(rule).parameters}  # injected each step
         transformation = optax.inject_hyperparams(rule)(**placeholders)
-        entry = (transformation, jax.jit(functools.partial(_update_all, transformation)))
+        hyperparameters = functools.partial(type(optimizer)._hyperparameters, config) \
+            if optimizer._PURE_HYPERPARAMETERS else None
+        entry = (transformation, jax.jit(functools.partial(_update_all, transformation, hyperparameters)))
         if key is not None:
             _RULES[key] = entry
     return entry
 
 
-def _update_all(transformation: optax.GradientTransformation, gradients: list[Any], slots: list[list[Any]],
-                values: list[Any], count: Any, hyperparameters: dict[str, Any],
-                decays: list[tuple[Any, ...]] | None) -> list[tuple[Any, list[Any]]]:
+def _update_all(transformation: optax.GradientTransformation, rule_hyperparameters: Callable[..., Any] | None,
+                gradients: list[Any], slots: list[list[Any]], values: list[Any], count: Any,
+                hyperparameters: dict[str, Any], decays: list[tuple[Any, ...]] | None) -> list[tuple[Any, list[Any]]]:
+    if rule_hyperparameters is not None:  # a pure rule's hyperparameters at step t = count + 1, computed here
+        with tape_lib.recording_only([]):  # tapejax ops on this trace's values: no tape may keep them
+            given = rule_hyperparameters(count.astype(np.float32) + 1.0, hyperparameters["learning_rate"])
+        hyperparameters = {k: (v.value if isinstance(v, tf.Tensor) else jnp.asarray(v)).astype(np.float32)
+                           for k, v in given.items()}
     decays = decays if decays is not None else [()] * len(gradients)
     return [_update(transformation, g, s, v, count, d, hyperparameters)
             for g, s, v, d in zip(gradients, slots, values, decays)]
@@ -638,13 +653,13 @@ class Adam(Optimizer):
         self.beta_1, self.beta_2, self.epsilon = beta_1, beta_2, epsilon
         super().__init__(learning_rate, **kwargs)
 
-    _RULE_ARGS = ("beta_1", "beta_2")
+    _RULE_ARGS = ("beta_1", "beta_2", "epsilon")
 
     def _rule(self, learning_rate: Any, eps: Any) -> optax.GradientTransformation:
         return optax.adam(learning_rate, b1=self.beta_1, b2=self.beta_2, eps=eps)
 
     def _hyperparameters(self, t: Any, learning_rate: Any) -> dict[str, Any]:
-        return {**super()._hyperparameters(t, learning_rate), "eps": self.epsilon / tf.sqrt(1.0 - self.beta_2 ** t)}
+        return {"learning_rate": learning_rate, "eps": self.epsilon / tf.sqrt(1.0 - self.beta_2 ** t)}
 
 
 class RMSprop(Optimizer):

@@ -51,6 +51,7 @@ class Nadam(Optimizer):
     """
 
     _RULE_ARGS = ("beta_1", "beta_2", "epsilon")
+    _PURE_HYPERPARAMETERS = False  # its momentum schedule's running product is a Variable
 
     def __init__(self, learning_rate: Any = 0.001, beta_1: float = 0.9, beta_2: float = 0.999, epsilon: float = 1e-7,
                  **kwargs: Any):

@@ -315,8 +315,9 @@ def test_apply_gradients_in_a_loop_inside_tf_function_is_the_eager_loop(make, br
 @pytest.mark.parametrize("dtype", [tf.float16, tf.float32, tf.float64])
 def test_the_compiled_update_takes_and_returns_only_the_slots(dtype):
     """Eagerly, each call of the compiled update costs time per argument and result: it takes the gradients,
-    values, slots, the step count and the injected hyperparameters, and returns new values and slots, never
-    optax's constant state leaves; and everything keeps its variable's dtype (they are assigned unchecked)."""
+    values, slots, the step count and the learning rate (Adam's epsilon at step t it computes itself), and returns
+    new values and slots, never optax's constant state leaves; and everything keeps its variable's dtype (they
+    are assigned unchecked)."""
     w, b = tf.Variable(tf.ones([3, 2], dtype)), tf.Variable(tf.zeros([2], dtype))
     optimizer = tf.keras.optimizers.Adam(0.1)
     optimizer.build([w, b])
@@ -330,8 +331,8 @@ def test_the_compiled_update_takes_and_returns_only_the_slots(dtype):
 
     optimizer._step = counting
     optimizer.apply_gradients([(tf.ones([3, 2], dtype), w), (tf.ones([2], dtype), b)])
-    # in: 2 gradients + 2 values + 4 slots (m, v) + the count + 2 hyperparameters; out: 2 values + 4 slots
-    assert seen == [(11, 6)]
+    # in: 2 gradients + 2 values + 4 slots (m, v) + the count + the learning rate; out: 2 values + 4 slots
+    assert seen == [(10, 6)]
     slots = [s for _, _, owned in optimizer._slots.values() for s in owned]
     assert [v.dtype for v in (w, b, *slots)] == [dtype] * 6
     np.testing.assert_allclose(w.numpy(), np.full((3, 2), 0.9), rtol=1e-3)
