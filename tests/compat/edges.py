@@ -22,6 +22,8 @@ from typing import Any
 
 import numpy as np
 
+import tapejax
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "ops"))
 import op_specs as S  # noqa: E402
 
@@ -123,8 +125,10 @@ def run(m: Any, call: Callable[[Any, list[Any]], Any], args: tuple[np.ndarray, .
 def _numpy(x: Any) -> Any:
     if x is None:
         return None
-    if type(x).__name__ == "IndexedSlices":
-        import tensorflow as tf_real  # noqa: PLC0415 (only TF makes IndexedSlices)
+    if isinstance(x, tapejax.IndexedSlices):  # the gradient of a gather, made dense by its own library
+        x = tapejax.convert_to_tensor(x)
+    elif type(x).__name__ == "IndexedSlices":
+        import tensorflow as tf_real  # noqa: PLC0415 (TF's IndexedSlices: TF is installed)
 
         x = tf_real.convert_to_tensor(x)
     return np.asarray(x.numpy())
