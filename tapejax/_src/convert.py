@@ -68,10 +68,10 @@ def to_array(value: Any, dtype: dtypes.DType | None = None, hint: dtypes.DType |
                 f"{dtypes.from_numpy(array.dtype).name}: {value!r}"
             )
         return array
-    if type(value) in CONVERSIONS:
-        return to_array(CONVERSIONS[type(value)](value), dtype, hint, on_device)
     if isinstance(value, jax.Array):  # a raw JAX value (from an optax update, a user's jnp code)
         return value if dtype is None or value.dtype == dtype._np else value.astype(dtype._np)
+    if type(value) in CONVERSIONS:  # an IndexedSlices: after the arrays, which come far more often
+        return to_array(CONVERSIONS[type(value)](value), dtype, hint, on_device)
     from_python = not isinstance(value, np.ndarray | np.generic)
     if from_python and on_device and type(value) in _SCALAR_TYPES and not _negative_zero(value):
         key = (type(value), value, dtype, hint)
