@@ -15,9 +15,14 @@ settings.load_profile("ci" if os.environ.get("CI") else "dev")
 # Background compilation (tapejax/_src/background.py) is off for the suite: its tests count compiles run by run
 # and expect a repeated structure's second run to compile. tests/unit/test_background_compile.py and
 # tests/properties/test_background_compile_properties.py turn it on, and compare it with this.
-from tapejax._src import background  # noqa: E402
+from tapejax._src import background, executables  # noqa: E402
 
 background.FLAG.on = False
+
+# For the same reason a structure is not compiled on its first run for its new VJPs (executables.Policy.compiles_less):
+# whether it is depends on which ops earlier tests swept, so counts would depend on test order.
+# tests/unit/test_compile_policy.py turns it on; tests/programs run with it, in processes of their own.
+executables.POLICY.min_new_ops = 1 << 62
 
 # JAX's devices are fixed when its backend starts, which `import tapejax` no longer does (jax.distributed must be
 # able to come first). Start it here, on the default devices: collecting doctests imports tests/distribute's

@@ -42,6 +42,10 @@ class Policy:
 
     A program with no op-by-op path (hessian, hvp, jvp and forward-mode jacobians) compiles at once below the size
     bound (the un-jitted transformation compiles each primitive, and costs more), and runs un-jitted above it.
+    The op-by-op path is not free either when its ops are new: each op's VJP is an executable of its own (sweep.py),
+    about `op_compile_s` to compile. So a structure is compiled on its first run when its op-by-op run would
+    compile at least `min_new_ops` new VJPs costing more than compiling the program: a new model's first training
+    step (deep_q_network_breakout's: 24 VJPs) is one compile instead of many.
     The attributes are knobs for tests and benchmarks, not API.
     """
 
@@ -49,6 +53,8 @@ class Policy:
     saved_s_per_step = 5e-5
     free_compile_s = 0.5
     max_steps = 2000
+    op_compile_s = 2.5e-2
+    min_new_ops = 4
     # With background compilation (background.py), how many runs a structure makes op by op from the run that
     # queued its compile; the next run waits for the executable if it is not ready yet, and uses it. About a
     # compile's cost (compile_s_per_step) over an op-by-op run's (~1e-4 s per step), so the wait is rarely felt.
@@ -63,16 +69,28 @@ class Policy:
             return 2
         return 1 + math.ceil(beyond / (n_steps * self.saved_s_per_step))
 
-    def decide(self, n_steps: int, runs: int, has_eager: bool) -> str | None:
-        """None to compile now, or why not: "size" (over the size bound) or "history" (not run often enough)."""
+    def decide(self, n_steps: int, runs: int, has_eager: bool, new_ops: Callable[[], int] = lambda: 0) -> str | None:
+        """None to compile now, or why not: "size" (over the size bound) or "history" (not run often enough).
+
+        `new_ops()` counts the VJPs that the op-by-op path would compile (asked on a structure's first run only).
+        """
         if n_steps > self.max_steps:
             return "size"
         if has_eager and runs < self.min_runs(n_steps):
+            if runs == 1 and self.compiles_less(n_steps, new_ops()):
+                return None
             return "history"
         return None
 
+    def compiles_less(self, n_steps: int, new_ops: int) -> bool:
+        """Whether compiling a program of `n_steps` costs less than the `new_ops` VJPs of its op-by-op run."""
+        return new_ops >= self.min_new_ops and n_steps * self.compile_s_per_step <= new_ops * self.op_compile_s
+
 
 POLICY = Policy()
+# (program, kind) -> how many per-op VJPs its op-by-op run would compile that no run has yet; sweep.py (which comes
+# after this module) sets it.
+NEW_OPS: Callable[[Program, Any], int] = lambda program, kind: 0
 _CLAIMED = (None, None)  # a background compile being lowered by another thread (Lowered._background)
 
 
@@ -152,12 +170,15 @@ class Lowered:
             with jax_config.eager_constant_folding(False):
                 return self.transform(kind, build)(leaves, consts, extras)
         executables = self._compiled.get(kind)
+        at_once = False
         if not executables:  # not compiled yet: does compiling pay back now?
             if eager is not None and self._always_eager:
                 why: str | None = "custom gradient"
             else:
                 runs = self._runs[kind] = self._runs.get(kind, 0) + 1
-                why = POLICY.decide(len(self.program.steps), runs, eager is not None)
+                why = POLICY.decide(len(self.program.steps), runs, eager is not None,
+                                    lambda: NEW_OPS(self.program, kind))
+                at_once = runs == 1  # decided on its first run: compiling costs less than the op-by-op run
             if why is not None:
                 self._stats[f"eager: {why}"] += 1
                 self._compiled[kind] = None
@@ -168,7 +189,7 @@ class Lowered:
             executables = self._compiled[kind] = {}
         compiled = executables.get(wanted)
         if compiled is None:
-            if eager is not None and background.FLAG.on:
+            if eager is not None and background.FLAG.on and not at_once:
                 compiled = self._background(kind, build, flat, len(leaves), len(consts), wanted)
                 if compiled is None:  # compiling on the worker: this run op by op, as before the compile
                     deferred.compute_all(apps)

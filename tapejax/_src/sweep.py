@@ -17,12 +17,31 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import caches
+from . import caches, executables
 from .deferred import Pending
 from .lowering import Slice, Step
 
 # (op, params, multiple, batched, wrt) -> jitted `(inputs, output cotangents) -> cotangents of the inputs in wrt`.
 _OP_VJPS = caches.Memo("per-op VJPs of the eager sweep (sweep.py)", 1024)
+
+
+def _wrt(step: Step, n_leaves: int, first_out: int) -> tuple[bool, ...]:
+    """Which of the step's inputs take a cotangent: leaves and other steps' outputs, not captured constants."""
+    return tuple([0 <= slot < n_leaves or slot >= first_out for slot in step.ins])
+
+
+def new_ops(program: Any, kind: Any) -> int:
+    """How many VJPs a gradient's sweep of `program` would make that no sweep has made: new (op, params, inputs
+    differentiated), each a compile of its own (executables.Policy weighs them against compiling the program). A
+    VJP already made counts as compiled, whatever shapes it was made for."""
+    if kind[0] != "vjp":
+        return 0
+    keys = {(s.op, s.params, s.multiple, False, _wrt(s, program.n_leaves, program.first_output))
+            for s in program.steps if s.op.backward is None and s.op.jit}
+    return sum(key not in _OP_VJPS for key in keys)
+
+
+executables.NEW_OPS = new_ops
 
 
 def _op_vjp(step: Step, batched: bool, wrt: tuple[bool, ...]) -> Callable[..., Any]:
@@ -75,7 +94,7 @@ def _plan(program: Any, batched: bool) -> _Plan:
     walk = []
     base = first_out
     for step in program.steps:
-        wrt = tuple([0 <= slot < n_leaves or slot >= first_out for slot in step.ins])
+        wrt = _wrt(step, n_leaves, first_out)
         slots = tuple([slot for slot, w in zip(step.ins, wrt) if w])
         if step.op.backward is None:
             walk.append((step, base, range(base, base + step.n_out), slots, _op_vjp(step, batched, wrt)))

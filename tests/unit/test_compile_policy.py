@@ -168,3 +168,99 @@ def test_a_variable_incremented_by_python_numbers_shares_one_executable(policy, 
     assert owned == []
     assert len(executables.CACHE) == 1
     assert float(step.numpy()) == 2.0 and step.dtype == tf.float32
+
+
+# -- a first run whose ops are new: one compile instead of one per op (Policy.compiles_less) ------------------------
+
+
+def _model(lib, ws, x):
+    """A small model with nine kinds of ops, written once for tapejax and for JAX."""
+    sigmoid = jax.nn.sigmoid if lib is jnp else tf.sigmoid
+    mean = jnp.mean if lib is jnp else tf.reduce_mean
+    total = jnp.sum if lib is jnp else tf.reduce_sum
+    h = lib.tanh(lib.matmul(x, ws[0]) + ws[1])
+    h = sigmoid(lib.matmul(h, ws[2])) * 2.0
+    return mean(lib.square(h - 0.5)) + total(lib.exp(-h))
+
+
+_RNG = np.random.default_rng(0)
+_WS = [_RNG.normal(size=(5, 4)).astype(np.float32), _RNG.normal(size=(4,)).astype(np.float32),
+       _RNG.normal(size=(4, 3)).astype(np.float32)]
+_X = _RNG.normal(size=(6, 5)).astype(np.float32)
+
+
+def _model_step(ws):
+    with tf.GradientTape() as tape:
+        loss = _model(tf, ws, tf.constant(_X))
+    return loss.numpy(), [g.numpy() for g in tape.gradient(loss, ws)]
+
+
+def _check_model_step(ws):
+    loss, grads = _model_step(ws)
+    expected_loss, expected = jax.value_and_grad(lambda w: _model(jnp, w, jnp.asarray(_X)))([jnp.asarray(w) for w in _WS])
+    np.testing.assert_allclose(loss, expected_loss, rtol=1e-5)
+    for g, e in zip(grads, expected):
+        np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-6)
+
+
+@pytest.fixture
+def first_runs(policy, monkeypatch):
+    """The rule on (tests/conftest.py turns it off for the suite), every per-op VJP forgotten."""
+    monkeypatch.setattr(policy, "min_new_ops", executables.Policy.min_new_ops)
+    tf.debugging.clear_caches()
+    yield policy
+    tf.debugging.clear_caches()
+
+
+@pytest.mark.parametrize("background_on", [False, True])
+def test_a_first_run_whose_vjps_are_all_new_compiles_at_once(first_runs, monkeypatch, background_on):
+    from tapejax._src import background, sweep
+
+    monkeypatch.setattr(background.FLAG, "on", background_on)  # a first run's compile is not deferred
+    ws = [tf.Variable(w) for w in _WS]
+    _check_model_step(ws)
+    assert executables.CACHE.stats == {"compiled": 1}
+    assert background.STATS["compiles"] == 0
+    (lowered,) = executables.CACHE._items.values()
+    assert sweep.new_ops(lowered.program, ("vjp",)) >= first_runs.min_new_ops  # no sweep ran: all still new
+    _check_model_step(ws)
+    assert executables.CACHE.stats == {"compiled": 1}  # the second run reuses it
+
+
+def test_a_first_run_whose_vjps_were_made_runs_op_by_op(first_runs):
+    from tapejax._src import sweep
+
+    ws = [tf.Variable(w) for w in _WS]
+    first_runs.min_new_ops = 1 << 62
+    _check_model_step(ws)  # the op-by-op sweep makes every VJP
+    assert executables.CACHE.stats == {"eager: history": 1}
+    (lowered,) = executables.CACHE._items.values()
+    assert sweep.new_ops(lowered.program, ("vjp",)) == 0
+    first_runs.min_new_ops = executables.Policy.min_new_ops
+    executables.CACHE.clear()  # the structure is new again; its ops are not
+    _check_model_step(ws)
+    assert executables.CACHE.stats == {"eager: history": 1}
+
+
+def test_a_first_run_compiled_at_once_is_checked_against_the_plain_path(first_runs, monkeypatch):
+    monkeypatch.setattr(checking.FLAG, "on", True)
+    ws = [tf.Variable(w) for w in _WS]
+    _check_model_step(ws)  # compared with the op-by-op sweep: no CheckError
+    assert executables.CACHE.stats == {"compiled": 1}
+
+
+def test_a_growing_structure_of_known_ops_never_compiles_with_the_rule_on(first_runs):
+    w = tf.Variable(W0)
+    for n_ops in range(1, 30):  # a new structure on every call: three kinds of ops, fewer than min_new_ops
+        _gradient_step(w, n_ops)
+    assert "compiled" not in executables.CACHE.stats
+
+
+def test_compiles_less_weighs_the_program_against_its_new_vjps():
+    policy = executables.Policy()
+    assert policy.compiles_less(25, 15)  # deep_q_network_breakout's first step: 75 ms against 375 ms
+    assert not policy.compiles_less(25, policy.min_new_ops - 1)  # too few to tell
+    assert not policy.compiles_less(1000, 20)  # 3 s of compile against 0.5 s of VJPs
+    assert policy.decide(25, 1, True, lambda: 15) is None
+    assert policy.decide(25, 1, True, lambda: 0) == "history"
+    assert policy.decide(1000, 2, True, lambda: 10**6) == "history"  # only a first run is decided this way
