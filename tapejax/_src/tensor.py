@@ -9,6 +9,7 @@ the op table, and the op table can be built on top of it.
 from __future__ import annotations
 
 import itertools
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -180,6 +181,25 @@ _USE_INSTEAD = {
 }
 
 
+# How long a read polls a CPU computation before blocking on it (see `host`).
+SPIN_S = 1e-4
+
+
+def host(value: Any) -> np.ndarray:
+    """`np.asarray(value)`, polling a CPU computation still running for up to SPIN_S before blocking on it.
+
+    JAX's CPU client runs an executable on a worker thread and a read sleeps until it is done. On a small
+    computation the sleep and the wake-up cost more than the computation: reading a 10-op chain's gradient took
+    69 us blocking and 34 us polling (2-core machine). Polling only while a result is nearly due keeps JAX's
+    asynchronous dispatch, which lets Python run ahead of the device; a longer computation is waited for as before.
+    """
+    if isinstance(value, jax.Array) and not value.is_ready() and next(iter(value.devices())).platform == "cpu":
+        deadline = time.perf_counter() + SPIN_S
+        while not value.is_ready() and time.perf_counter() < deadline:
+            pass
+    return np.asarray(value)
+
+
 def _concrete(tensor: Any, use: str) -> None:
     """Raises TF's error when a traced tensor (inside tf.function) is used as a Python value."""
     if isinstance(tensor._value, jax.core.Tracer):
@@ -268,11 +288,11 @@ class _Operators:
     def numpy(self) -> Any:
         """The value as a numpy array (a numpy scalar for rank 0), as TF returns it."""
         _concrete(self, "numpy")
-        array = np.array(self._value)
+        array = np.array(host(self._value))
         return array[()] if array.ndim == 0 else array
 
     def __array__(self, dtype=None, copy=None):
-        array = np.asarray(self._value)
+        array = host(self._value)
         return array if dtype is None else array.astype(dtype)
 
     def __jax_array__(self) -> jax.Array:
@@ -285,15 +305,15 @@ class _Operators:
 
     def __bool__(self) -> bool:
         _concrete(self, "bool")
-        return bool(np.asarray(self._value))
+        return bool(host(self._value))
 
     def __float__(self) -> float:
         _concrete(self, "float")
-        return float(np.asarray(self._value))
+        return float(host(self._value))
 
     def __int__(self) -> int:
         _concrete(self, "int")
-        return int(np.asarray(self._value))
+        return int(host(self._value))
 
     def __len__(self) -> int:
         if self._value.ndim == 0:
@@ -331,7 +351,7 @@ class Tensor(_Operators):
     def __index__(self) -> int:
         if not dtypes.from_numpy(self._value.dtype).is_integer:
             raise TypeError(f"Only integer tensors can be used as an index, got {self.dtype.name}.")
-        return int(np.asarray(self._value))
+        return int(host(self._value))
 
     def __iter__(self) -> Iterator[Tensor]:
         if self._value.ndim == 0:
@@ -341,13 +361,13 @@ class Tensor(_Operators):
     def __str__(self) -> str:
         if isinstance(self._value, jax.core.Tracer):
             return f'Tensor("{self._symbolic_name()}", shape={self.shape}, dtype={self.dtype.name})'
-        text = numpy_text(np.asarray(self._value), is_repr=False)
+        text = numpy_text(host(self._value), is_repr=False)
         return f"tf.Tensor({text}, shape={self.shape}, dtype={self.dtype.name})"
 
     def __repr__(self) -> str:
         if isinstance(self._value, jax.core.Tracer):
             return f"<tf.Tensor '{self._symbolic_name()}' shape={self.shape} dtype={self.dtype.name}>"
-        text = numpy_text(np.asarray(self._value), is_repr=True)
+        text = numpy_text(host(self._value), is_repr=True)
         return f"<tf.Tensor: shape={self.shape}, dtype={self.dtype.name}, numpy={text}>"
 
     def __format__(self, spec: str) -> str:

@@ -15,7 +15,7 @@ import jax
 import numpy as np
 
 from . import dtypes, errors
-from .tensor import OPERATORS, EagerTensor, Tensor, TensorShape, _Operators, new_tid, numpy_text
+from .tensor import OPERATORS, EagerTensor, Tensor, TensorShape, _Operators, host, new_tid, numpy_text
 from .context import CONTEXT
 from .convert import literal, to_array, unaliased
 
@@ -281,7 +281,7 @@ class Variable(_Operators):
         return iter(self.read_value())
 
     def __repr__(self) -> str:
-        text = numpy_text(np.asarray(self._value), is_repr=True)
+        text = numpy_text(host(self._value), is_repr=True)
         return f"<tf.Variable '{self._display_name()}' shape={self.shape} dtype={self.dtype.name}, numpy={text}>"
 
     __str__ = __repr__

@@ -172,3 +172,39 @@ def test_an_op_without_tensor_arguments_under_a_tape_runs_at_once():
     assert type(y) is EagerTensor and y.numpy().tolist() == [1.0, 1.0]
     assert len(tape._tape.entries) == 1  # only x * 2.0: nothing to follow in an op without inputs
     assert float(tape.gradient(z, x)) == 2.0
+
+
+# -- reading a value on the host (tensor.host): polls a CPU computation briefly, then blocks ----------------------
+
+
+@pytest.mark.parametrize("spin_s", [0.0, 1e-4, 10.0])
+def test_every_read_of_a_running_computation_gives_its_value(monkeypatch, spin_s):
+    # However long the read polls (not at all, the default, or until done), it returns the computation's value:
+    # a gradient just dispatched, and a matmul long enough to outlast the default poll.
+    from tapejax._src import tensor
+
+    monkeypatch.setattr(tensor, "SPIN_S", spin_s)
+    w = tf.Variable(W0)
+    for _ in range(3):  # the third run is compiled: its executable is still running when it is read
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(_chain(w))
+        grad = tape.gradient(loss, w)
+        expected = jax.grad(lambda h: jnp.sum(_chain_jnp(h)))(jnp.asarray(W0))
+        np.testing.assert_allclose(grad.numpy(), expected, rtol=1e-6)
+        np.testing.assert_allclose(float(loss), float(jnp.sum(_chain_jnp(jnp.asarray(W0)))), rtol=1e-6)
+    a = np.random.default_rng(0).normal(size=(600, 600)).astype(np.float32)
+    x = tf.constant(a)
+    big = tf.matmul(tf.matmul(x, x), x)
+    expected = np.asarray(jnp.asarray(a) @ jnp.asarray(a) @ jnp.asarray(a))
+    np.testing.assert_allclose(np.asarray(big), expected, rtol=1e-3, atol=1e-2)
+    assert bool(tf.reduce_all(tf.equal(big, big))) and str(tf.constant(2.5) * 2) == "tf.Tensor(5.0, shape=(), dtype=float32)"
+
+
+def test_a_read_of_a_ready_array_or_of_a_string_tensor_takes_it_as_it_is():
+    from tapejax._src import tensor
+
+    ready = jnp.arange(3.0)
+    ready.block_until_ready()
+    assert tensor.host(ready) is not None and np.array_equal(tensor.host(ready), [0.0, 1.0, 2.0])
+    strings = np.array([b"a", b"b"], dtype=object)  # a string tensor's value is a numpy array: no polling
+    assert tensor.host(strings) is strings
