@@ -30,7 +30,8 @@ _GATHER, _PASS = "gather", "pass"
 # gather_nd of whole rows (indices of shape [n, 1]).
 _KINDS = {
     "gather": lambda p, ins: _GATHER if p["axis"] in (None, 0) and p["batch_dims"] == 0 else None,
-    "nn.embedding_lookup": lambda p, ins: _GATHER if p["max_norm"] is None else None,  # (max_norm: README)
+    # tf.nn.embedding_lookup's max_norm is a clip_by_norm after the gather (ops/nn.py); only the row has it
+    "nn.embedding_lookup": lambda p, ins: _GATHER if p["max_norm"] is None else None,
     "gather_nd": lambda p, ins: _GATHER if p["batch_dims"] == 0 and jnp.ndim(ins[1]) == 2
     and jnp.shape(ins[1])[1] == 1 else None,
     "identity": lambda p, ins: _PASS,

@@ -17,7 +17,7 @@ from tapejax._src.deferred import resolve
 from tapejax._src.indexed_slices import on_values
 from tapejax._src.contracts import COMPLEX, FLOAT, REDUCE, SCAN, Axis, Dtype, NonzeroDivisor, Rule
 from tapejax._src.registry import abstract_check, hashable, op
-from tapejax._src.tensor import OPERATORS, EagerTensor
+from tapejax._src.tensor import OPERATORS, EagerTensor, Tensor
 from tapejax.ops import nan_extrema
 
 
@@ -397,7 +397,22 @@ def _clip_by_norm(t, clip_norm, axes=None):
     return t * clip_norm / _maximum(l2norm, clip_norm)
 
 
-clip_by_norm = on_values(op("clip_by_norm", _clip_by_norm, static=("axes",), same_dtype=False))
+_clip_by_norm_op = op("clip_by_norm", _clip_by_norm, static=("axes",), same_dtype=False)
+
+
+@on_values
+@functools.wraps(_clip_by_norm_op)
+def clip_by_norm(t, clip_norm, axes=None, name=None):
+    # TF multiplies by a Python or numpy scalar clip_norm as a number of t's dtype, and casts a tensor: 2.2 stays
+    # 2.2 in float64, where a float32 tensor of it would be 2.2000000476837.
+    if np.isscalar(clip_norm) and not isinstance(clip_norm, str | bytes):
+        dtype = t.dtype.dtype if isinstance(t, Tensor) else to_array(t).dtype
+        if jnp.issubdtype(dtype, jnp.inexact):
+            clip_norm = np.asarray(clip_norm, dtype)
+    return _clip_by_norm_op(t, clip_norm, axes=axes, name=name)
+
+
+OPERATORS["clip_by_norm"] = clip_by_norm
 
 
 # -- more elementwise functions: rounding, special functions ------------------------------------------------

@@ -876,14 +876,18 @@ def _check_embedding_lookup(params, ids, max_norm):
     if not jnp.issubdtype(ids.dtype, jnp.integer) or ids.dtype.itemsize < 2:
         raise errors.invalid_argument("GatherV2", f"Value for attr 'Tindices' of {tf_type_string(ids.dtype)} is not "
                                                   "in the list of allowed values: int16, int32, int64")
-    if max_norm is not None and not jnp.issubdtype(params.dtype, jnp.inexact):
-        raise errors.invalid_argument("Sqrt", f"Value for attr 'T' of {tf_type_string(params.dtype)} is not in the "
-                                              "list of allowed values: bfloat16, half, float, double, complex64, "
-                                              "complex128")
+    if max_norm is not None:
+        _check_max_norm(params.dtype)
     if params.ndim == 0:
         raise errors.invalid_argument("GatherV2", "params must be at least 1 dimensional")
     if not isinstance(ids, jax.core.Tracer):
         _check_ids(np.asarray(ids), params.shape[0])
+
+
+def _check_max_norm(dtype) -> None:
+    if not jnp.issubdtype(dtype, jnp.inexact):
+        raise errors.invalid_argument("Sqrt", f"Value for attr 'T' of {tf_type_string(dtype)} is not in the list of "
+                                              "allowed values: bfloat16, half, float, double, complex64, complex128")
 
 
 def _check_ids(ids: np.ndarray, size: int) -> None:
@@ -923,11 +927,11 @@ def embedding_lookup(params, ids, max_norm=None, name=None):
      [0. 1.]], shape=(2, 2), dtype=float32)
     """
     if not isinstance(params, list | tuple):
-        return _embedding_lookup_op(params, ids, max_norm=max_norm)
+        return _lookup(params, ids, max_norm)
     if not params:
         raise ValueError("Length of params is currently 0. Need at least one param.")
     if len(params) == 1:
-        return _embedding_lookup_op(params[0], ids, max_norm=max_norm)
+        return _lookup(params[0], ids, max_norm)
     # One lookup in the concatenated shards: row r of shard p is row offset[p] + r of the concatenation. An id
     # past the end of its shard is TF's error, not the next shard's row.
     sizes = [int(p.shape[0]) if hasattr(p, "shape") else int(np.shape(p)[0]) for p in params]
@@ -941,8 +945,20 @@ def embedding_lookup(params, ids, max_norm=None, name=None):
     offsets = jnp.asarray(np.cumsum([0, *sizes[:-1]]), flat.dtype)
     rows = EagerTensor(offsets[jnp.clip(shard, 0, len(sizes) - 1)] + row)
     table = OPERATORS["concat"](list(params), axis=0)
-    found = _embedding_lookup_op(table, rows, max_norm=max_norm)
+    found = _lookup(table, rows, max_norm)
     return OPERATORS["reshape"](found, (*ids_array.shape, *found.shape[1:]))
+
+
+def _lookup(params, ids, max_norm):
+    """One table's lookup. With `max_norm`, TF's two ops: the gather, then `tf.clip_by_norm` of each embedding (the
+    axes after the ids' own), so that the table's gradient is the gather's IndexedSlices, as TF's is."""
+    found = _embedding_lookup_op(params, ids)
+    if max_norm is None:
+        return found
+    _check_max_norm(found.dtype.dtype)
+    n_row_axes = len(params.shape) - 1 if hasattr(params, "shape") else np.ndim(params) - 1
+    axes = tuple(range(len(found.shape) - n_row_axes, len(found.shape)))
+    return OPERATORS["clip_by_norm"](found, max_norm, axes=axes)
 
 
 OPERATORS["nn.embedding_lookup"] = embedding_lookup  # the row's public callable is this wrapper (sharded params)

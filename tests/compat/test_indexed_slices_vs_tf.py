@@ -47,6 +47,8 @@ CASES = {
     "sparse_read": (lambda tf, x: tf.reduce_sum(x.sparse_read([1, 1]) * tf.gather(x, [0, 2])), _variable),
     "lookup_with_max_norm_is_slices": (
         lambda tf, x: tf.reduce_sum(tf.nn.embedding_lookup(x, [3, 1], max_norm=1.0)), _tensor),
+    "lookup_with_max_norm_rank2_ids_repeated": (
+        lambda tf, x: tf.reduce_sum(tf.nn.embedding_lookup(x, [[3, 1], [3, 0]], max_norm=2.0) ** 3), _variable),
 }
 
 
@@ -68,8 +70,6 @@ def _as_numpy(tf, g):
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_the_gradient_is_what_tf_gives(name):
-    if name == "lookup_with_max_norm_is_slices":
-        pytest.xfail("tapejax's embedding_lookup with max_norm is one op: its gradient is dense (see README)")
     ours, theirs = _as_numpy(tapejax, _gradient(tapejax, name)), _as_numpy(tf_real, _gradient(tf_real, name))
     assert ours[0] == theirs[0]
     for a, b in zip(ours[1:], theirs[1:]):
@@ -77,7 +77,8 @@ def test_the_gradient_is_what_tf_gives(name):
             assert a == b
         else:
             assert a.dtype == b.dtype
-            np.testing.assert_allclose(a, b, rtol=1e-6)
+            # a clip_by_norm's gradient cancels terms: float32 rounding of the difference, not of the values
+            np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6 if "max_norm" in name else 0)
 
 
 def test_printed_form_is_tfs():

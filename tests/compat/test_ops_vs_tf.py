@@ -109,10 +109,9 @@ def assert_same(got: Any, want: Any, spec: S.Spec, what: str) -> None:
         if g is None:
             continue
         assert g.dtype.name == w.dtype.name, f"{what}: dtype {g.dtype.name}, TF gives {w.dtype.name}"
-        # An IndexedSlices where TF gives one, except embedding_lookup's max_norm (one op: README, tf.IndexedSlices)
-        if "max_norm" not in spec.kwargs:
-            assert (type(g).__name__ == "IndexedSlices") == (type(w).__name__ == "IndexedSlices"), \
-                f"{what}: tapejax gives a {type(g).__name__}, TF a {type(w).__name__}"
+        # An IndexedSlices where TF gives one
+        assert (type(g).__name__ == "IndexedSlices") == (type(w).__name__ == "IndexedSlices"), \
+            f"{what}: tapejax gives a {type(g).__name__}, TF a {type(w).__name__}"
         g_value, w_value = to_numpy(g), to_numpy(w)
         assert g_value.shape == w_value.shape, f"{what}: shape {g_value.shape}, TF gives {w_value.shape}"
         if spec.permutation:

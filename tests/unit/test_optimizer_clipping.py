@@ -81,3 +81,19 @@ def test_clipping_inside_a_tf_function_step_matches_the_eager_step():
         optimizer.apply_gradients([(tape.gradient(loss, w), w)])
 
     np.testing.assert_allclose(train(tf.function(step)), train(step), rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128])
+def test_clip_by_norm_takes_a_python_number_in_the_tensors_dtype(dtype):
+    # TF multiplies by a Python (or numpy) scalar clip_norm as a number of t's dtype: in float64, 2.2 is not the
+    # float32 2.2000000476837158 (the error was 2e-8 relative, and it reached embedding_lookup's max_norm).
+    x = np.array([3.0, 4.0], dtype)
+    expected = x * np.asarray(2.2, dtype) / np.asarray(5.0, dtype)
+    got = tf.clip_by_norm(tf.constant(x), 2.2).numpy()
+    assert got.dtype == dtype
+    np.testing.assert_allclose(got, expected, rtol=4 * np.finfo(dtype).eps)
+    as_float32 = tf.clip_by_norm(tf.constant(x), np.float32(2.2)).numpy()  # a float32 scalar keeps its own value
+    np.testing.assert_allclose(as_float32, x * np.asarray(np.float32(2.2), dtype) / 5, rtol=4 * np.finfo(dtype).eps)
+    np.testing.assert_array_equal(tf.clip_by_norm(tf.constant(x), -1).numpy(), np.zeros(2, dtype))  # TF: 0
+    lookup = tf.nn.embedding_lookup(tf.constant(x.reshape(1, 2)), [0, 0], max_norm=2.2).numpy()
+    np.testing.assert_allclose(lookup, np.stack([expected, expected]), rtol=4 * np.finfo(dtype).eps)
