@@ -17,6 +17,7 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+from jax._src import config as jax_config  # constant folding's switch: see _update_all
 import numpy as np
 import optax
 
@@ -520,14 +521,17 @@ def _update_rule(optimizer: Optimizer) -> tuple[optax.GradientTransformation, Ca
 def _update_all(transformation: optax.GradientTransformation, rule_hyperparameters: Callable[..., Any] | None,
                 gradients: list[Any], slots: list[list[Any]], values: list[Any], count: Any,
                 hyperparameters: dict[str, Any], decays: list[tuple[Any, ...]] | None) -> list[tuple[Any, list[Any]]]:
-    if rule_hyperparameters is not None:  # a pure rule's hyperparameters at step t = count + 1, computed here
-        with tape_lib.recording_only([]):  # tapejax ops on this trace's values: no tape may keep them
-            given = rule_hyperparameters(count.astype(np.float32) + 1.0, hyperparameters["learning_rate"])
-        hyperparameters = {k: (v.value if isinstance(v, tf.Tensor) else jnp.asarray(v)).astype(np.float32)
-                           for k, v in given.items()}
-    decays = decays if decays is not None else [()] * len(gradients)
-    return [_update(transformation, g, s, v, count, d, hyperparameters)
-            for g, s, v, d in zip(gradients, slots, values, decays)]
+    # Traced inside a tf.function, which folds constants (concrete_function.py): the optax state's zeros would each
+    # be computed eagerly, one XLA compile per slot shape, instead of being part of this program.
+    with jax_config.eager_constant_folding(False):
+        if rule_hyperparameters is not None:  # a pure rule's hyperparameters at step t = count + 1, computed here
+            with tape_lib.recording_only([]):  # tapejax ops on this trace's values: no tape may keep them
+                given = rule_hyperparameters(count.astype(np.float32) + 1.0, hyperparameters["learning_rate"])
+            hyperparameters = {k: (v.value if isinstance(v, tf.Tensor) else jnp.asarray(v)).astype(np.float32)
+                               for k, v in given.items()}
+        decays = decays if decays is not None else [()] * len(gradients)
+        return [_update(transformation, g, s, v, count, d, hyperparameters)
+                for g, s, v, d in zip(gradients, slots, values, decays)]
 
 
 def _update(transformation: optax.GradientTransformation, gradient: Any, slots: list[Any], value: Any, count: Any,
