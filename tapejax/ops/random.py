@@ -20,6 +20,7 @@ from tapejax._src.registry import hashable, op
 from tapejax._src.tensor import EagerTensor, OPERATORS, Tensor
 from tapejax._src.context import CONTEXT
 from tapejax._src.variable import Variable
+from tapejax.ops import random_host
 
 _DEFAULT_GLOBAL_SEED = 87654321  # TF uses a fixed global seed when only an op seed is given
 
@@ -121,11 +122,11 @@ def _affine(sample: Tensor, scale: Any, shift: Any, np_dtype: np.dtype) -> Tenso
 
 
 # A variable's initial value draws each weight shape once (a few times: initializers draw power-of-two sizes), so
-# its sampler's XLA compile is paid before a program's first step and rarely again. Compiled without LLVM's
-# optimisations, the uniform sampler compiles in half the time and gives the same bits (integer threefry, then
-# exact float steps: tests/unit/test_random_samplers.py), but runs 2-4x slower: so a shape's first draws take it,
-# and a shape drawn more often (a loop) JAX's own optimised sampler. The normal samplers' polynomials round
-# differently there: they always take JAX's.
+# its sampler's XLA compile is paid before a program's first step and rarely again. So a shape's first draws run
+# JAX's float32 sampler in numpy (random_host.py: no compile), or, for other dtypes and large shapes, JAX's
+# sampler compiled without LLVM's optimisations (half the compile; 2-4x slower to run). Both give JAX's bits
+# (integer threefry, then exact float steps: tests/unit/test_random_samplers.py). A shape drawn more often (a
+# loop) takes JAX's own optimised sampler. The normal samplers' polynomials round differently: they take JAX's.
 _FEW = 4  # draws of one shape by the cheaply compiled sampler
 _UNIFORM = caches.Memo("uniform samplers by shape (random.py)", 256)  # signature -> [executable, draws] or None
 
@@ -136,8 +137,12 @@ def _uniform(key: Any, dims: tuple[int, ...], np_dtype: Any) -> Any:
     if isinstance(key, jax.core.Tracer) or entry is None:
         return jax.random.uniform(key, dims, np_dtype)
     if entry is False:
-        draw = jax.jit(lambda k: jax.random.uniform(k, dims, np_dtype))
-        entry = _UNIFORM[signature] = [draw.lower(key).compile({"xla_backend_optimization_level": 0}), 0]
+        if random_host.supported(key, dims, np_dtype):
+            draw = lambda k: jax.device_put(random_host.uniform(k, dims))  # noqa: E731 (device_put: no compile)
+        else:
+            draw = jax.jit(lambda k: jax.random.uniform(k, dims, np_dtype))
+            draw = draw.lower(key).compile({"xla_backend_optimization_level": 0})
+        entry = _UNIFORM[signature] = [draw, 0]
     entry[1] += 1
     if entry[1] == _FEW:
         _UNIFORM[signature] = None  # drawn often: JAX's optimised sampler from the next draw on

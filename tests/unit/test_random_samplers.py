@@ -48,12 +48,48 @@ def test_subnormal_results_and_other_dtypes_stay_on_the_device():
 
 
 @pytest.mark.parametrize("bounds", [(0.0, 1.0), (-0.25, 0.25), (2.0, 3.5)])
-def test_a_uniform_draw_of_a_new_shape_costs_one_cheap_compile(bounds, monkeypatch):
+@pytest.mark.parametrize("dtype", [tf.float32, tf.float64])
+def test_a_uniform_draw_of_a_new_shape_costs_one_cheap_compile_or_none(bounds, dtype, monkeypatch):
     monkeypatch.setattr(checking.FLAG, "on", False)  # the checking mode compiles the plain path to compare
     tf.random.uniform((2, 3), *bounds)  # the key's derivation compiles once per process
-    shape = (3, 7, 11, 13 + int(bounds[1] * 4))  # a shape no other test draws
+    shape = (3, 7, 11, 13 + int(bounds[1] * 4) + 10 * (dtype == tf.float64))  # a shape no other test draws
     with counting_compiles() as compiled:
-        value = tf.random.uniform(shape, *bounds)
-    assert value.shape == shape and value.dtype == tf.float32
-    assert len(compiled) == 1  # the sampler; its scaling to the bounds runs on the host
+        value = tf.random.uniform(shape, *bounds, dtype=dtype)
+    assert value.shape == shape and value.dtype == dtype
+    # float32: JAX's sampler in numpy (random_host.py); float64: the cheaply compiled one. The scaling to the
+    # bounds runs on the host.
+    assert len(compiled) == (0 if dtype == tf.float32 else 1)
     assert np.all((value.numpy() >= bounds[0]) & (value.numpy() < bounds[1]))
+
+
+@settings(max_examples=40, deadline=None)
+@given(dims=st.lists(st.integers(0, 60), min_size=0, max_size=3).map(tuple), seed=st.integers(0, 2**32 - 1),
+       data=st.integers(0, 2**32 - 1))
+def test_the_host_sampler_gives_jax_float32_uniform_bits(dims, seed, data):
+    from tapejax.ops import random_host
+
+    key = jax.random.fold_in(jax.random.PRNGKey(seed), data)  # keys with every bit pattern
+    assert random_host.supported(key, dims, np.float32)
+    got, expected = random_host.uniform(key, dims), np.asarray(jax.random.uniform(key, dims, np.float32))
+    assert got.dtype == expected.dtype and got.shape == expected.shape and got.tobytes() == expected.tobytes()
+
+
+def test_the_host_sampler_declines_what_it_does_not_compute():
+    from tapejax.ops import random_host
+
+    key = jax.random.PRNGKey(0)
+    assert not random_host.supported(key, (3,), np.float64)
+    assert not random_host.supported(key, (random_host.MAX_SIZE + 1,), np.float32)
+    assert not random_host.supported(jax.random.key(0), (3,), np.float32)  # a typed key: JAX's own path
+
+
+def test_a_float32_weight_of_a_new_shape_compiles_nothing(monkeypatch):
+    # Keras's initializers: a kernel of a shape of its own, drawn from tf.random.uniform, compiled one sampler each.
+    monkeypatch.setattr(checking.FLAG, "on", False)
+    tf.random.uniform((2, 3))  # the key's derivation compiles once per process
+    shapes = [(5, 5, 17, 29), (31, 37), (41,)]  # shapes no other test draws
+    with counting_compiles() as compiled:
+        values = [tf.keras.initializers.GlorotUniform(seed=k)(s) for k, s in enumerate(shapes)]
+    assert len(compiled) == 0
+    for value, shape in zip(values, shapes):
+        assert value.shape == shape and value.dtype == tf.float32 and np.all(np.isfinite(value.numpy()))
