@@ -52,7 +52,11 @@ def next_key(seed: int | None = None) -> jax.Array:
         # seeds are new on every call, so they need no count (counting them grew without bound).
         call = state.seed_calls.get((global_seed, op_seed), 0)
         state.seed_calls[(global_seed, op_seed)] = call + 1
-    key = jax.random.fold_in(jax.random.fold_in(jax.random.PRNGKey(global_seed), op_seed), call)
+    words = random_host.key(global_seed, op_seed, call)
+    if words is not None:  # JAX's key, computed without its four compiles
+        key = jax.device_put(words)
+    else:
+        key = jax.random.fold_in(jax.random.fold_in(jax.random.PRNGKey(global_seed), op_seed), call)
     trace = CONTEXT.trace
     if trace is not None:  # inside tf.function: each call of the compiled step draws new numbers, as in TF
         key = jax.random.fold_in(key, trace.call_count())

@@ -93,3 +93,48 @@ def test_a_float32_weight_of_a_new_shape_compiles_nothing(monkeypatch):
     assert len(compiled) == 0
     for value, shape in zip(values, shapes):
         assert value.shape == shape and value.dtype == tf.float32 and np.all(np.isfinite(value.numpy()))
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**63 - 1), op_seed=st.integers(0, 2**32 - 1), call=st.integers(0, 2**32 - 1))
+def test_the_host_key_is_jaxs_folded_key(seed, op_seed, call):
+    from tapejax.ops import random_host
+
+    expected = np.asarray(jax.random.fold_in(jax.random.fold_in(jax.random.PRNGKey(seed), op_seed), call))
+    got = random_host.key(seed, op_seed, call)
+    assert got.dtype == expected.dtype and got.tobytes() == expected.tobytes()
+
+
+def test_a_key_outside_the_host_range_is_jaxs_own():
+    from tapejax.ops import random_host
+
+    assert random_host.key(-1, 0) is None and random_host.key(0, 2**32) is None and random_host.key(2**63, 1) is None
+    tf.random.set_seed(-5)  # a negative global seed: JAX derives the key
+    try:
+        a, b = tf.random.uniform((3,), seed=7), tf.random.uniform((3,), seed=7)
+        assert not np.array_equal(a.numpy(), b.numpy())  # a fixed op seed draws a new sequence on each call
+        tf.random.set_seed(-5)
+        np.testing.assert_array_equal(tf.random.uniform((3,), seed=7).numpy(), a.numpy())
+    finally:
+        tf.random.set_seed(None)
+
+
+def test_a_random_op_in_a_fresh_process_compiles_no_key():
+    # JAX's PRNGKey and fold_in compiled four executables in every process before its first random number.
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent("""
+        import numpy as np
+        import tapejax as tf
+        from tests.unit.test_shape_inference_compiles import counting_compiles
+        with counting_compiles() as compiled:
+            tf.random.set_seed(1)
+            value = tf.random.uniform((3, 4), seed=2)
+        assert value.shape == (3, 4) and len(compiled) == 0, len(compiled)
+        print("ok")
+    """)
+    root = __file__.rsplit("/tests/", 1)[0]
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root, timeout=300)
+    assert done.returncode == 0 and done.stdout.strip().endswith("ok"), done.stderr[-2000:]
