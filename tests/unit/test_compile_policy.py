@@ -217,6 +217,7 @@ def test_a_first_run_whose_vjps_are_all_new_compiles_at_once(first_runs, monkeyp
     from tapejax._src import background, sweep
 
     monkeypatch.setattr(background.FLAG, "on", background_on)  # a first run's compile is not deferred
+    monkeypatch.setattr(checking.FLAG, "on", False)  # the checking mode sweeps to compare (tested below)
     ws = [tf.Variable(w) for w in _WS]
     _check_model_step(ws)
     assert executables.CACHE.stats == {"compiled": 1}
