@@ -36,7 +36,7 @@ def new_ops(program: Any, kind: Any) -> int:
     VJP already made counts as compiled, whatever shapes it was made for."""
     if kind[0] != "vjp":
         return 0
-    keys = {(s.op, s.params, s.multiple, False, _wrt(s, program.n_leaves, program.first_output))
+    keys = {_vjp_key(s, False, _wrt(s, program.n_leaves, program.first_output))
             for s in program.steps if s.op.backward is None and s.op.jit}
     return sum(key not in _OP_VJPS for key in keys)
 
@@ -44,12 +44,16 @@ def new_ops(program: Any, kind: Any) -> int:
 executables.NEW_OPS = new_ops
 
 
+def _vjp_key(step: Step, batched: bool, wrt: tuple[bool, ...]) -> tuple:
+    return (step.op, step.params, step.multiple, batched, wrt)
+
+
 def _op_vjp(step: Step, batched: bool, wrt: tuple[bool, ...]) -> Callable[..., Any]:
     """The VJP of the step's op with respect to the inputs flagged in `wrt` only: the others (captured constants,
     absent inputs) are closed over. Under a jacobian's basis (`batched`), a cotangent for a constant would be one
     array of the constant's size per basis row, which XLA cannot drop here as it does inside one jit: a 2000x2000
     matrix times a 2000-row basis is 32 GB."""
-    key = (step.op, step.params, step.multiple, batched, wrt)
+    key = _vjp_key(step, batched, wrt)
     fn = _OP_VJPS.get(key)
     if fn is None:
         f = functools.partial(step.op.impl, **dict(step.params))
