@@ -1,6 +1,6 @@
 """Layer methods of Keras 3 that programs call and that `Layer` gets from here: `add_variable` (Keras 3's
-positional order), `metrics`, `add_metric` (which Keras 3 removed, with its message), and `trainable` declared on
-the class.
+positional order), `metrics`, `add_metric` (which Keras 3 removed, with its message), and `trainable` (set on the
+sublayers too).
 
 >>> import tapejax as tf
 >>> layer = tf.keras.layers.Layer()
@@ -12,13 +12,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from tapejax.keras.attributes import Declared
-
 
 class LayerNames:
     """Mixed into `tf.keras.layers.Layer`."""
 
-    trainable = Declared("Whether the layer's weights are trained (`trainable_weights`); settable.")
+    @property
+    def trainable(self) -> bool:
+        """Whether the layer's weights are trained (`trainable_weights`); settable, and as in Keras 3 setting it
+        sets it on every sublayer too: in a frozen model, a BatchNormalization called with `training=True`
+        normalises by its moving statistics and leaves them as they are."""
+        return self._trainable
+
+    @trainable.setter
+    def trainable(self, value: bool) -> None:
+        self._trainable = bool(value)
+        for layer in self._sublayers():
+            layer.trainable = value
 
     def add_variable(self, shape: Any, initializer: Any, dtype: Any = None, trainable: bool = True,
                      autocast: bool = True, regularizer: Any = None, constraint: Any = None,

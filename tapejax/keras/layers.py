@@ -737,27 +737,35 @@ class _Normalization(Layer):
         self.axis, self.epsilon, self.center, self.scale = axis, epsilon, center, scale
 
     def build(self, input_shape: tf.TensorShape) -> None:
-        size = [input_shape[self.axis]]
+        size = [input_shape[a] for a in (self.axis if isinstance(self.axis, list | tuple) else [self.axis])]
         if self.scale:
             self.gamma = self.add_weight(name="gamma", shape=size, initializer="ones")
         if self.center:
             self.beta = self.add_weight(name="beta", shape=size, initializer="zeros")
 
-    def _normalize(self, inputs: Any, mean: Any, variance: Any) -> Any:
-        outputs = (inputs - mean) * tf.math.rsqrt(variance + self.epsilon)
-        if self.scale:
-            outputs = outputs * self.gamma
-        if self.center:
-            outputs = outputs + self.beta
-        return outputs
+    def _normalize(self, inputs: Any, mean: Any, variance: Any, axes: list[int]) -> Any:
+        """Keras 3's affine normalisation on TF (`tf.nn.batch_normalization`, one op): `inv = rsqrt(variance +
+        epsilon) * gamma`, then `inputs * inv + (beta - mean * inv)`. The statistics, gamma and beta have the
+        sizes of `axes` (the normalised axes), reshaped to broadcast against `inputs` unless those are its last."""
+        rank = inputs.shape.rank
+        gamma = self.gamma if self.scale else None
+        beta = self.beta if self.center else None
+        if axes != [rank - 1]:
+            shape = [inputs.shape[a] if a in axes else 1 for a in range(rank)]
+            mean, variance, gamma, beta = (v if v is None or v.shape.rank == rank else tf.reshape(v, shape)
+                                           for v in (mean, variance, gamma, beta))
+        return tf.nn.batch_normalization(inputs, mean, variance, beta, gamma, self.epsilon)
 
 
 class BatchNormalization(_Normalization):
     """Normalises over every axis but `axis` (`tf.keras.layers.BatchNormalization`).
 
-    With `training=True`, the batch's statistics are used and the moving statistics (non-trainable variables)
-    are updated by assignment: `moving = moving * momentum + batch * (1 - momentum)`. Otherwise the moving
-    statistics are used. Inside `strategy.run` each replica normalises by its own batch's statistics and keeps
+    With `training=True`, the batch's statistics (`tf.nn.moments`) are used and the moving statistics
+    (non-trainable variables) are updated by assignment: `moving = moving * momentum + batch * (1 - momentum)`.
+    Otherwise, and in a frozen layer (`trainable=False`, set on it or on a model containing it), the moving
+    statistics are used and left as they are. The output is Keras 3's `tf.nn.batch_normalization`: `x * inv +
+    (beta - mean * inv)` with `inv = rsqrt(variance + epsilon) * gamma`, with `axis` any axis (1 for channels
+    first). Inside `strategy.run` each replica normalises by its own batch's statistics and keeps
     its own moving statistics (read: replica 0's), as in TF, unless `synchronized=True`: then the statistics
     are those of the global batch (all-reduced over the replicas).
     """
@@ -778,21 +786,21 @@ class BatchNormalization(_Normalization):
 
     def call(self, inputs: Any, training: bool | None = None) -> Any:
         rank = inputs.shape.rank
-        reduce_axes = [a for a in range(rank) if a != self.axis % rank]
-        if training:
+        axis = self.axis % rank
+        reduce_axes = [a for a in range(rank) if a != axis]
+        if training and self.trainable:  # Keras 3: a frozen layer normalises by its moving statistics
             mean, variance = self._moments(inputs, reduce_axes)
             self.moving_mean.assign(self.moving_mean * self.momentum + mean * (1.0 - self.momentum))
             self.moving_variance.assign(
                 self.moving_variance * self.momentum + variance * (1.0 - self.momentum))
         else:
             mean, variance = self.moving_mean, self.moving_variance
-        return self._normalize(inputs, mean, variance)
+        return self._normalize(inputs, mean, variance, [axis])
 
     def _moments(self, inputs: Any, reduce_axes: list[int]) -> tuple[Any, Any]:
         replica = tf.distribute.get_replica_context() if self.synchronized else None
         if replica is None or replica.num_replicas_in_sync == 1:
-            mean = tf.reduce_mean(inputs, axis=reduce_axes)
-            return mean, tf.reduce_mean(tf.square(inputs - mean), axis=reduce_axes)
+            return tf.nn.moments(inputs, reduce_axes)
         # the global batch's moments: sums and counts all-reduced over the replicas
         count = tf.cast(tf.size(inputs) // tf.size(tf.reduce_sum(inputs, axis=reduce_axes)), inputs.dtype)
         total, count = replica.all_reduce("SUM", [tf.reduce_sum(inputs, axis=reduce_axes), count])
@@ -880,7 +888,8 @@ class Dropout(Layer):
 
 
 class LayerNormalization(_Normalization):
-    """Normalises each example over `axis` (`tf.keras.layers.LayerNormalization`)."""
+    """Normalises each example over `axis`, an axis or a list of them (`tf.keras.layers.LayerNormalization`), with
+    Keras 3's arithmetic: `tf.nn.moments` over `axis`, then BatchNormalization's affine output."""
 
     supports_masking = True
 
@@ -889,9 +898,10 @@ class LayerNormalization(_Normalization):
         super().__init__(axis, epsilon, center, scale, **kwargs)
 
     def call(self, inputs: Any) -> Any:
-        mean = tf.reduce_mean(inputs, axis=self.axis, keepdims=True)
-        variance = tf.reduce_mean(tf.square(inputs - mean), axis=self.axis, keepdims=True)
-        return self._normalize(inputs, mean, variance)
+        rank = inputs.shape.rank
+        axes = sorted(a % rank for a in (self.axis if isinstance(self.axis, list | tuple) else [self.axis]))
+        mean, variance = tf.nn.moments(inputs, axes, keepdims=True)
+        return self._normalize(inputs, mean, variance, axes)
 
 
 class Embedding(Layer):

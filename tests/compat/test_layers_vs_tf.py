@@ -70,6 +70,39 @@ def test_layers_agree_with_tensorflow(make, input_shape):
         np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.parametrize("kind, kwargs, shape, training, trainable", [
+    ("batch", {"axis": 1}, (4, 3, 5, 2), True, True),
+    ("batch", {"axis": 1}, (4, 3, 5, 2), False, True),
+    ("batch", {"center": False, "scale": False}, (6, 4), True, True),
+    ("batch", {}, (6, 4), True, False),  # frozen: Keras 3 normalises by the moving statistics, updating nothing
+    ("layer", {"axis": 1}, (4, 3, 5), None, True),
+    ("layer", {"axis": [1, 2]}, (4, 3, 5), None, True),
+], ids=["bn_axis1_training", "bn_axis1_inference", "bn_no_affine", "bn_frozen", "ln_axis1", "ln_two_axes"])
+def test_normalization_axes_and_modes_agree_with_tensorflow(kind, kwargs, shape, training, trainable):
+    """Values, input and weight gradients and the moving statistics after the call, from the same weights."""
+    x0 = np.random.default_rng(4).normal(size=shape).astype(np.float32) * 3 + 1
+    results = []
+    for tf in (tf_real, tapejax):
+        layer = (tf.keras.layers.BatchNormalization if kind == "batch" else tf.keras.layers.LayerNormalization)(
+            **kwargs)
+        x = tf.constant(x0)
+        layer(x)
+        for k, w in enumerate(layer.weights):
+            w.assign(np.random.default_rng(k).uniform(0.5, 1.5, size=w.shape).astype(np.float32))
+        layer.trainable = trainable
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = layer(x, training=training) if kind == "batch" else layer(x)
+            loss = tf.reduce_sum(y * y * tf.constant(np.linspace(0.0, 1.0, shape[-1], dtype=np.float32)))
+        grads = tape.gradient(loss, [x] + layer.weights)
+        results.append([y.numpy()] + [None if g is None else g.numpy() for g in grads]
+                       + [w.numpy() for w in layer.weights])
+    assert [g is None for g in results[1]] == [g is None for g in results[0]]
+    for got, expected in zip(results[1], results[0]):
+        if expected is not None:
+            np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+
+
 def test_embedding_agrees_with_tensorflow():
     ids = np.array([[0, 3], [2, 2]], np.int32)
     table = np.random.default_rng(3).normal(size=(4, 5)).astype(np.float32)

@@ -51,6 +51,25 @@ def test_activation_and_trainable_can_be_set_after_construction():
     assert layer.trainable_weights == [] and len(layer.non_trainable_weights) == 2
 
 
+def test_freezing_a_model_freezes_its_layers_and_its_batch_normalization_statistics():
+    # Keras 3: `trainable` set on a model is set on every sublayer, and a frozen BatchNormalization normalises by
+    # its moving statistics even with training=True (fine-tuning a pretrained base).
+    model = tf.keras.Sequential([tf.keras.layers.Dense(3), tf.keras.layers.BatchNormalization()])
+    x = np.random.default_rng(0).normal(size=(5, 4)).astype(np.float32)
+    model(x)
+    model.trainable = False
+    assert [layer.trainable for layer in model.layers] == [False, False] and model.trainable_weights == []
+    norm = model.layers[1]
+    moving = norm.moving_mean.numpy().copy()
+    frozen = model(x, training=True).numpy()
+    np.testing.assert_array_equal(norm.moving_mean.numpy(), moving)
+    np.testing.assert_array_equal(frozen, model(x, training=False).numpy())
+    model.trainable = True
+    assert [layer.trainable for layer in model.layers] == [True, True]
+    model(x, training=True)
+    assert not np.array_equal(norm.moving_mean.numpy(), moving)
+
+
 def test_feature_extraction_and_grad_cam_models_from_intermediate_outputs():
     inputs = tf.keras.Input(shape=(6, 6, 1))
     conv = tf.keras.layers.Conv2D(2, 3, name="last_conv")(inputs)
