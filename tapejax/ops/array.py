@@ -9,6 +9,7 @@ from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
+from jax._src import core as jax_core  # trace_state_clean: is any JAX trace active
 import numpy as np
 
 from tapejax._src import dtypes, errors, static_values, zero_cotangent
@@ -476,7 +477,12 @@ def range(start, limit=None, delta=1, dtype=None, name="range") -> Tensor:  # no
     if dtype is None:
         kinds = [v.dtype for v in values]
         dtype = builtins.max(kinds, key=lambda d: (d.kind == "f", d.itemsize))
-    return EagerTensor(jnp.arange(*(v.item() for v in values), dtype=_np_dtype(dtype)))
+    np_dtype = _np_dtype(dtype)
+    if np.issubdtype(np_dtype, np.integer):  # exact in numpy: no XLA compile (jnp.arange's eager ops made four)
+        array = np.arange(*(v.item() for v in values), dtype=np_dtype)
+        # eagerly a transfer; in a trace a constant of the program (a device array closed over would be captured)
+        return EagerTensor(jax.device_put(array) if jax_core.trace_state_clean() else jnp.asarray(array))
+    return EagerTensor(jnp.arange(*(v.item() for v in values), dtype=np_dtype))
 
 
 def _check_range(start: Any, limit: Any, delta: Any) -> None:

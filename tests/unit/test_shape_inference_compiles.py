@@ -148,3 +148,16 @@ def test_an_eager_conv2d_transpose_call_is_one_executable():
         y = layer(x)
     assert y.shape == (2, 18, 14, 3)
     assert len(compiled) == 1
+
+
+@pytest.mark.parametrize("dtype", [tf.int32, tf.int64])
+def test_an_integer_range_compiles_nothing(dtype, monkeypatch):
+    # Positions in a Keras call (`tf.range(maxlen)`): jnp.arange's eager ops compiled four executables per dtype and
+    # length; an integer range is exact in numpy.
+    monkeypatch.setattr(checking.FLAG, "on", False)
+    tf.range(2, dtype=dtype)  # whatever a first array of this dtype costs, once per process
+    with counting_compiles() as compiled:
+        got = tf.range(3, 1003, 7, dtype=dtype)
+    assert len(compiled) == 0
+    assert got.dtype == dtype and got._value.dtype == dtype.as_numpy_dtype and not got._value.weak_type
+    np.testing.assert_array_equal(got.numpy(), np.arange(3, 1003, 7))
