@@ -156,6 +156,16 @@ def holds_tensor(value: Any) -> bool:
     return isinstance(value, list | tuple) and _holds_tensor(value)
 
 
+def on_device(array: Any) -> Any:
+    """A converted value (`to_array`'s result) as a device array: a numpy array is transferred as it is, a copy
+    (`unaliased`), where jnp.asarray compiles a copy (JAX's `jit(stage)`) for each new shape and dtype."""
+    if isinstance(array, np.generic):
+        array = np.asarray(array)
+    if isinstance(array, np.ndarray):
+        return jax.device_put(unaliased(array))
+    return jnp.asarray(array)
+
+
 def unaliased(array: np.ndarray) -> np.ndarray:
     """`array`, copied if XLA's CPU client would take its buffer as it is (a 64-byte aligned one: device_put then
     aliases it, even with may_alias=False): TF copies a numpy value into a tensor or variable, so changing the

@@ -72,9 +72,10 @@ class Churning:
         if not self.host_ok:
             return self.jitted(*vals)
         for v in vals:
-            if type(v) is not _ARRAY:  # tracers (inside a trace), numpy or None: the executable
+            if type(v) is not _ARRAY and type(v) is not np.ndarray:  # tracers (inside a trace), None: the executable
                 return self.jitted(*vals)
-        seen = (self.key, *[v.aval for v in vals])
+        # (a numpy input: a Python list converted, a string op's ids; as the executable, it is not weakly typed)
+        seen = (self.key, *[v.aval if type(v) is _ARRAY else (v.shape, v.dtype) for v in vals])
         if seen in _SEEN:  # it repeats: compile it
             return self.jitted(*vals)
         _SEEN[seen] = True
@@ -85,8 +86,11 @@ class Churning:
         devices = set()
         committed = False
         for v in vals:
-            devices |= v.devices()
-            committed = committed or v.committed
+            if type(v) is _ARRAY:
+                devices |= v.devices()
+                committed = committed or v.committed
+        if not devices and jax.default_backend() == "cpu":  # numpy inputs only: the executable runs on the default
+            devices = {jax.devices()[0]}
         if len(devices) != 1 or next(iter(devices)).platform != "cpu":
             return None
         host = host_values(self.fn, *vals)

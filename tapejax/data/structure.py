@@ -11,12 +11,11 @@ from __future__ import annotations
 from typing import Any
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from tapejax import nest
 from tapejax._src import dtypes
-from tapejax._src.convert import to_array
+from tapejax._src.convert import on_device, to_array
 from tapejax._src.signature import TensorSpec
 from tapejax._src.string_values import is_host, is_text, to_bytes_array
 from tapejax._src.tensor import EagerTensor, Tensor, TensorShape, _Operators
@@ -82,7 +81,7 @@ def to_component(value: Any, api: str) -> np.ndarray | jax.Array:
 def _tensor(leaf: Any) -> EagerTensor:
     if isinstance(leaf, bytes):  # an element of a string component (a row of an object array)
         return EagerTensor(np.asarray(leaf, dtype=object))
-    return EagerTensor(leaf if is_host(leaf) else jnp.asarray(leaf))
+    return EagerTensor(leaf if is_host(leaf) else on_device(leaf))
 
 
 def spec_of(array: Any, batch_none: bool = False) -> TensorSpec:

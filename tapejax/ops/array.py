@@ -14,7 +14,7 @@ import numpy as np
 
 from tapejax._src import dtypes, errors, static_values, zero_cotangent
 from tapejax._src.indexed_slices import IndexedSlices, values_of
-from tapejax._src.convert import CONVERSIONS, holds_tensor, tf_type_string, to_array, unaliased
+from tapejax._src.convert import CONVERSIONS, holds_tensor, on_device, tf_type_string, to_array
 from tapejax._src.contracts import (CONCAT, PYTHON_AXIS, Axis, Dtype, Indices, Paddings, PerDimension, Rule, SplitSizes,
                                     check_traced)
 from tapejax._src.registry import hashable, op
@@ -39,8 +39,7 @@ def constant(value: Any, dtype: Any = None, shape: Any = None, name: str = "Cons
                      hint=None) if not isinstance(value, _Operators) else _cast_constant(value, dtype)
     if is_host(array):  # a string tensor: on the host
         return EagerTensor(array if shape is None else _host_shaped(array, tuple(hashable(shape))))
-    # a numpy array is put on the device as it is: jnp.asarray would compile a conversion for each new shape
-    array = jax.device_put(unaliased(array)) if isinstance(array, np.ndarray) else jnp.asarray(array)
+    array = on_device(array)
     if shape is not None:
         shape = tuple(hashable(shape))
         if array.size == 1:
@@ -87,11 +86,11 @@ def convert_to_tensor(value: Any, dtype: Any = None, dtype_hint: Any = None, nam
     if dtype is None and is_text(value):
         return EagerTensor(to_bytes_array(value))  # a string tensor, on the host
     try:
-        return EagerTensor(jnp.asarray(to_array(value, dtype=dtype, hint=hint)))
+        return EagerTensor(on_device(to_array(value, dtype=dtype, hint=hint)))
     except TypeError:
         if dtype is not None:
             raise
-        return EagerTensor(jnp.asarray(to_array(value)))
+        return EagerTensor(on_device(to_array(value)))
 
 
 def is_tensor(x: Any) -> bool:

@@ -157,3 +157,24 @@ def test_a_churning_op_inside_an_outer_jax_trace_is_part_of_that_program(monkeyp
     out = jax.eval_shape(lambda x: probe(tf.constant(x))._value, jax.ShapeDtypeStruct((), jnp.float32))
     assert out.shape == () and out.dtype == jnp.float32
     assert float(probe(tf.constant(2.0))) == 2.0 * (n + 5)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "string"])
+def test_a_growing_concat_with_a_python_row_stops_compiling(dtype, unchecked):
+    # The tf.data performance guide's timeline: `acc = tf.concat((acc, [(start, elapsed)]), 0)` in its loop. The
+    # Python row converts to a numpy array (a string tensor's to the ids of its strings): a one-off signature with
+    # a numpy input runs on the host too.
+    row = [["Train"]] if dtype == "string" else [(0.25, 1.5)]
+    x = tf.zeros([0, 1], dtype=tf.string) if dtype == "string" else tf.zeros([0, 2])
+    as_numpy = np.asarray([[b"Train"]], object) if dtype == "string" else np.asarray(row, np.float32)
+    expected = np.asarray(x.numpy())
+    for _ in range(one_off.CHURN):  # the first signatures compile, as any op's do
+        x = tf.concat((x, row), axis=0)
+        expected = np.concatenate([expected, as_numpy], 0)
+    with counting_compiles() as compiled:
+        for _ in range(20):
+            x = tf.concat((x, row), axis=0)
+            expected = np.concatenate([expected, as_numpy], 0)
+    assert len(compiled) == 0
+    assert x.dtype == (tf.string if dtype == "string" else tf.float32)
+    np.testing.assert_array_equal(x.numpy(), expected)

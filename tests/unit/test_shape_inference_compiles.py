@@ -161,3 +161,18 @@ def test_an_integer_range_compiles_nothing(dtype, monkeypatch):
     assert len(compiled) == 0
     assert got.dtype == dtype and got._value.dtype == dtype.as_numpy_dtype and not got._value.weak_type
     np.testing.assert_array_equal(got.numpy(), np.arange(3, 1003, 7))
+
+
+def test_numpy_arrays_of_new_shapes_become_tensors_without_a_compile_or_an_alias(monkeypatch):
+    # jnp.asarray compiles a copy (JAX's jit(stage)) for each new shape: convert_to_tensor of an environment's
+    # state (deep_q_network_breakout) and tf.data's elements met one per shape.
+    monkeypatch.setattr(checking.FLAG, "on", False)
+    tf.convert_to_tensor(np.ones((1, 1), np.float32))  # whatever a first transfer costs, once per process
+    state = np.arange(6 * 35, dtype=np.float32).reshape(6, 35)  # 64-byte aligned: XLA would alias it
+    with counting_compiles() as compiled:
+        converted = tf.convert_to_tensor(state)
+        elements = list(tf.data.Dataset.from_tensor_slices(np.ones((5, 9, 2), np.float32)).batch(3))
+    assert len(compiled) == 0
+    assert [tuple(e.shape) for e in elements] == [(3, 9, 2), (2, 9, 2)]
+    state[0, 0] = 99.0  # TF copies a numpy value into a tensor
+    assert converted.numpy()[0, 0] == 0.0 and converted.dtype == tf.float32
