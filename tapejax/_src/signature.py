@@ -18,7 +18,7 @@ import jax
 import numpy as np
 
 from . import dtypes
-from .convert import to_array
+from .convert import on_device, to_array
 from .string_values import is_text, to_bytes_array
 from .tensor import EagerTensor, Tensor, TensorShape, _Operators
 from .variable import Variable
@@ -210,7 +210,7 @@ class Binder:
                 # trace per value, like a Python argument
                 statics.append(Static(leaf if isinstance(leaf, Tensor) else EagerTensor(to_bytes_array(leaf))))
             elif isinstance(leaf, np.ndarray | np.generic):  # TF converts numpy arguments to tensors
-                tensors.append(EagerTensor(jax.numpy.asarray(leaf)))
+                tensors.append(EagerTensor(on_device(leaf)))
                 statics.append(_TENSOR)
             else:
                 statics.append(Static(leaf))

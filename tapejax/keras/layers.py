@@ -844,6 +844,20 @@ class Concatenate(Layer):
                              f"Received: input_shape={_shapes_of(inputs)}")
         return tf.concat(list(inputs), axis=self.axis)
 
+    def compute_mask(self, inputs: Any, mask: Any = None) -> Any:
+        """Keras 3's: the inputs' masks (all-True for an unmasked input, a step's mask repeated over its features)
+        joined along `axis`, a step kept where any of its entries is."""
+        if mask is None or all(m is None for m in mask):
+            return None
+        masks = []
+        for x, m in zip(inputs, mask):
+            if m is None:
+                m = tf.ones_like(x, dtype=tf.bool)
+            elif m.shape.rank < x.shape.rank:
+                m = tf.logical_or(tf.expand_dims(m, -1), tf.zeros_like(x, dtype=tf.bool))
+            masks.append(m)
+        return tf.reduce_any(tf.concat(masks, axis=self.axis), axis=-1)
+
 
 class Flatten(Layer):
     """Flattens every axis but the first (`tf.keras.layers.Flatten`).

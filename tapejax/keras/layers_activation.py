@@ -114,7 +114,9 @@ class ELU(Layer):
 
 
 class Softmax(Layer):
-    """The softmax over `axis` (`tf.keras.layers.Softmax`); masked positions get a large negative logit.
+    """The softmax over `axis` (`tf.keras.layers.Softmax`). As Keras 3, masked positions (a mask broadcastable to
+    the inputs; True or > 0.5 keeps) get the logit -1e9 (float16: -3e4) and an output of exactly 0, so a row with
+    every position masked is all zeros, not uniform.
 
     >>> import tapejax as tf
     >>> tf.keras.layers.Softmax()(tf.constant([[0.0, 0.0]])).numpy()
@@ -129,14 +131,24 @@ class Softmax(Layer):
         self.axis = axis
 
     def call(self, inputs: Any, mask: Any = None) -> Any:
-        if mask is not None:  # Keras's large negative number: -1e9 (float16: -3e4)
-            large = -3e4 if inputs.dtype == tf.float16 else -1e9
-            inputs = inputs + (1.0 - tf.cast(mask, inputs.dtype)) * large
-        if isinstance(self.axis, int):
-            return tf.nn.softmax(inputs, axis=self.axis)
-        return tf.exp(inputs - tf.reduce_logsumexp(inputs, axis=self.axis, keepdims=True))
+        return masked_softmax(inputs, mask, self.axis)
 
     def compute_mask(self, inputs: Any, mask: Any = None) -> Any:
         return mask
 
 
+def masked_softmax(inputs: Any, mask: Any, axis: Any = -1) -> Any:
+    """Keras 3's Softmax layer: `where(mask, inputs, -1e9)` (float16: -3e4), the softmax over `axis` (an axis or a
+    list), then `where(mask, outputs, 0)`."""
+    if mask is not None:
+        if mask.dtype != tf.bool:
+            mask = tf.greater(mask, tf.cast(0.5, mask.dtype))
+        large = tf.cast(-3e4 if inputs.dtype == tf.float16 else -1e9, inputs.dtype)
+        inputs = tf.where(mask, inputs, large)
+    if isinstance(axis, list | tuple) and len(axis) > 1:
+        outputs = tf.exp(inputs - tf.reduce_logsumexp(inputs, axis=axis, keepdims=True))
+    else:
+        outputs = tf.nn.softmax(inputs, axis=axis[0] if isinstance(axis, list | tuple) else axis)
+    if mask is not None:
+        outputs = tf.where(mask, outputs, tf.zeros([], outputs.dtype))
+    return outputs

@@ -12,6 +12,7 @@ import numpy as np
 import tapejax as tf
 from tapejax.keras import masks as _masks
 from tapejax.keras.layers import Layer
+from tapejax.keras.layers_activation import masked_softmax
 
 
 def _dropout(weights: Any, rate: float, seed: int | None) -> Any:
@@ -204,14 +205,27 @@ class MultiHeadAttention(Layer):
         value_mask = _masks.get_mask(value) if value_mask is None else value_mask
         key_mask = _masks.get_mask(key) if key_mask is None else key_mask
         mask = self._attention_mask(query, value, query_mask, value_mask, key_mask, attention_mask, use_causal_mask)
-        q = self._query_dense(query) * (1.0 / math.sqrt(float(self.key_dim)))
-        k, v = self._key_dense(key), self._value_dense(value)
-        scores = tf.einsum("aecd,abcd->acbe", k, q)
-        if mask is not None:  # Keras's Softmax with a mask: a large negative logit where masked
-            scores = scores + (1.0 - tf.cast(tf.expand_dims(mask, 1), scores.dtype)) * -1e9
-        weights = _dropout(tf.nn.softmax(scores, axis=-1), self.dropout if training else 0.0, self.seed)
+        q, k, v = self._query_dense(query), self._key_dense(key), self._value_dense(value)
+        scale = 1.0 / math.sqrt(float(self.key_dim))
+        mask = None if mask is None else tf.expand_dims(tf.cast(mask, tf.bool), 1)  # over the heads
+        if not (self.dropout > 0.0 or return_attention_scores):
+            # Keras 3's dot_product_attention: the scores scaled, masked positions set to -0.7 * float32's
+            # largest (the gradient stops there); a row with every position masked averages the values.
+            scores = tf.einsum("aecd,abcd->acbe", k, q) * tf.cast(scale, q.dtype)
+            if mask is not None:
+                large = -0.7 * (65500.0 if scores.dtype == tf.float16 else 3.38953e38)
+                scores = tf.where(mask, scores, tf.cast(large, scores.dtype))
+            weights = tf.nn.softmax(scores, axis=-1)
+        else:
+            # Keras 3's own path: the query scaled, then its Softmax layer's masking (a fully masked row is zeros)
+            scores = tf.einsum("aecd,abcd->acbe", k, q * tf.cast(scale, q.dtype))
+            weights = _dropout(masked_softmax(scores, mask), self.dropout if training else 0.0, self.seed)
         output = self._output_dense(tf.einsum("acbe,aecd->abcd", weights, v))
         return (output, weights) if return_attention_scores else output
+
+    def compute_mask(self, inputs: Any, mask: Any = None) -> Any:
+        """Keras 3: the output has the query's mask (padded query steps stay padded for the layers after)."""
+        return mask
 
     def _attention_mask(self, query: Any, value: Any, query_mask: Any, value_mask: Any, key_mask: Any,
                         attention_mask: Any, use_causal_mask: bool) -> Any:

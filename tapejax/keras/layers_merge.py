@@ -36,10 +36,13 @@ class _Merge(Layer):
         raise NotImplementedError
 
     def compute_mask(self, inputs: Any, mask: Any = None) -> Any:
-        if mask is None or all(m is None for m in mask):
+        """Keras 3's: a step is kept where any input keeps it, and nothing is masked if one input has no mask."""
+        if mask is None or any(m is None for m in mask):
             return None
-        masks = [tf.expand_dims(m, 0) for m in mask if m is not None]
-        return tf.reduce_all(tf.concat(masks, axis=0), axis=0)
+        kept = mask[0]
+        for m in mask[1:]:
+            kept = tf.logical_or(kept, m)
+        return kept
 
 
 class Add(_Merge):

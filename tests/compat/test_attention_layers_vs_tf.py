@@ -88,3 +88,58 @@ def test_transformer_block_with_padding_mask_agrees_with_keras():
         models[tf] = tf.keras.Model(inputs, outputs)
     models[tapejax].set_weights(models[tf_real].get_weights())
     np.testing.assert_allclose(models[tapejax](ids).numpy(), models[tf_real](ids).numpy(), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("dropout, kwargs", [(0.0, {}), (0.0, {"return_attention_scores": True}),
+                                             (0.1, {"training": False})], ids=["fast_path", "scores", "dropout"])
+def test_fully_masked_query_rows_agree_with_keras(dropout, kwargs):
+    # Keras 3 has two paths: without dropout or returned scores, dot_product_attention (a fully masked row averages
+    # the values, and no gradient reaches its masked scores); otherwise its Softmax layer (the row is zeros).
+    x0 = np.sin(np.arange(2 * 4 * 6, dtype=np.float32)).reshape(2, 4, 6) * 1.5
+    attention_mask = np.array([[[1, 1, 0, 0]] * 2 + [[0, 0, 0, 0]] * 2] * 2, bool)
+    weight = np.linspace(0.3, 1.7, x0.size, dtype=np.float32).reshape(x0.shape)
+    results = []
+    for tf in (tf_real, tapejax):
+        layer = tf.keras.layers.MultiHeadAttention(2, 3, dropout=dropout)
+        layer(tf.constant(x0), tf.constant(x0))
+        for k, w in enumerate(layer.weights):
+            w.assign(np.cos(np.arange(np.prod(w.shape)) + k).reshape(w.shape).astype(np.float32) * 0.5)
+        x = tf.constant(x0)
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            out = layer(x, x, attention_mask=tf.constant(attention_mask), **kwargs)
+            y = out[0] if isinstance(out, tuple) else out
+            loss = tf.reduce_sum(y * y * weight)
+        grads = tape.gradient(loss, [x] + layer.trainable_weights)
+        results.append([np.asarray(t) for t in (*(out if isinstance(out, tuple) else (out,)), *grads)])
+    for got, expected in zip(*results[::-1]):
+        np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5)
+
+
+def test_softmax_layer_zeroes_masked_positions_as_keras():
+    logits = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], np.float32)
+    mask = np.array([[1, 1, 0], [0, 0, 0]], bool)
+    got, expected = (tf.keras.layers.Softmax()(tf.constant(logits), mask=tf.constant(mask)).numpy()
+                     for tf in (tapejax, tf_real))
+    np.testing.assert_allclose(got, expected, rtol=1e-6)
+    assert (got[1] == 0).all()
+
+
+@pytest.mark.parametrize("merge", ["add", "concatenate"])
+def test_merged_masks_reach_a_recurrent_layer_as_in_keras(merge):
+    # Token embeddings (mask_zero) merged with embeddings with no mask, then an LSTM: Keras 3's Add has no mask
+    # when an input has none, so the LSTM runs over every step; Concatenate joins its inputs' masks.
+    ids = np.array([[3, 1, 0, 0], [2, 4, 1, 0]], np.int32)
+    models = []
+    for tf in (tf_real, tapejax):
+        layers = tf.keras.layers
+        inputs = tf.keras.Input(shape=(4,), dtype="int32")
+        tokens = layers.Embedding(6, 5, mask_zero=True)(inputs)
+        merged = (layers.Add() if merge == "add" else layers.Concatenate(axis=1))(
+            [tokens, layers.Embedding(6, 5)(inputs)])
+        models.append(tf.keras.Model(inputs, layers.LSTM(3)(merged)))
+    weights = [np.cos(np.arange(w.size) + k).reshape(w.shape).astype(np.float32) * 0.4
+               for k, w in enumerate(models[0].get_weights())]
+    for model in models:
+        model.set_weights(weights)
+    np.testing.assert_allclose(np.asarray(models[1](ids)), np.asarray(models[0](ids)), rtol=1e-4, atol=1e-5)

@@ -135,8 +135,12 @@ def test_masks_follow_tensors_and_merge():
     np.testing.assert_array_equal(tf.keras.masks.get_mask(embedded).numpy(), [[True, False], [True, True]])
     dense = tf.keras.layers.Dense(3)(embedded)  # Dense supports masking: the mask passes on
     np.testing.assert_array_equal(tf.keras.masks.get_mask(dense).numpy(), [[True, False], [True, True]])
-    summed = tf.keras.layers.Add()([embedded, embedding(tf.constant([[1, 1], [0, 3]]))])
-    np.testing.assert_array_equal(tf.keras.masks.get_mask(summed).numpy(), [[True, False], [False, True]])
+    # Keras 3: a merge keeps a step that any input keeps, and has no mask if an input has none
+    summed = tf.keras.layers.Add()([embedded, embedding(tf.constant([[1, 0], [0, 3]]))])
+    np.testing.assert_array_equal(tf.keras.masks.get_mask(summed).numpy(), [[True, False], [True, True]])
+    assert tf.keras.masks.get_mask(tf.keras.layers.Add()([embedded, tf.ones([2, 2, 2])])) is None
+    joined = tf.keras.layers.Concatenate(axis=1)([embedded, tf.ones([2, 1, 2])])
+    np.testing.assert_array_equal(tf.keras.masks.get_mask(joined).numpy(), [[True, False, True], [True, True, True]])
 
 
 @pytest.mark.parametrize("path", ["keras.NoSuchModule", "keras.layers.NoSuchLayer", "keras.regularizers.nope",
