@@ -15,6 +15,7 @@ import inspect
 import itertools
 import re
 import threading
+import warnings
 import weakref
 from collections import defaultdict
 from typing import Any
@@ -159,6 +160,9 @@ class Layer(LayerNames, tf.Module):
         if "input_dim" in kwargs:
             shape = (kwargs.pop("input_dim"),)
         self._input_shape_arg = None if shape is None else tuple(shape)
+        kwargs.pop("autocast", None)  # Keras 3's mixed-precision switch: tapejax layers compute in their dtype
+        if kwargs:  # Keras 3's error: an argument this layer does not take is never silently ignored
+            raise ValueError(f"Unrecognized keyword arguments passed to {type(self).__name__}: {kwargs}")
 
     def __new__(cls, *args: Any, **kwargs: Any):
         layer = super().__new__(cls)
@@ -870,7 +874,18 @@ class Flatten(Layer):
     TensorShape([0, 6])
     """
 
+    _built_at_init = True
+
+    def __init__(self, data_format: str | None = None, **kwargs: Any):
+        super().__init__(**kwargs)
+        if data_format not in (None, "channels_last", "channels_first"):
+            raise ValueError("The `data_format` argument must be one of {'channels_first', 'channels_last'}. "
+                             f"Received: data_format={data_format}")
+        self.data_format = data_format or "channels_last"
+
     def call(self, inputs: Any) -> Any:
+        if self.data_format == "channels_first" and inputs.shape.rank > 2:  # Keras: channels last, then flatten
+            inputs = tf.transpose(inputs, [0, *range(2, inputs.shape.rank), 1])
         rest = list(inputs.shape[1:])
         size = -1 if any(d is None for d in rest) else int(np.prod(rest, dtype=np.int64))
         batch = inputs.shape[0]
@@ -908,12 +923,24 @@ class LayerNormalization(_Normalization):
     supports_masking = True
 
     def __init__(self, axis: int = -1, epsilon: float = 1e-3, center: bool = True, scale: bool = True,
-                 **kwargs: Any):
-        super().__init__(axis, epsilon, center, scale, **kwargs)
+                 rms_scaling: bool = False, **kwargs: Any):
+        # Keras 3 (deprecated there): RMS scaling divides by the root of the variance and only scales
+        if rms_scaling:
+            warnings.warn("You passed `rms_scaling=True`, which is deprecated. This argument incorrectly scales the "
+                          "input by the variance, not the root mean square. To correctly use RMS Normalization, "
+                          "please use `keras.layers.RMSNormalization` instead.", stacklevel=2)
+        super().__init__(axis, epsilon, center and not rms_scaling, scale or rms_scaling, **kwargs)
+        self.rms_scaling = rms_scaling
 
     def call(self, inputs: Any) -> Any:
         rank = inputs.shape.rank
         axes = sorted(a % rank for a in (self.axis if isinstance(self.axis, list | tuple) else [self.axis]))
+        if self.rms_scaling:
+            variance = tf.math.reduce_variance(inputs, axis=axes, keepdims=True)
+            gamma = self.gamma
+            if axes != [rank - 1]:
+                gamma = tf.reshape(gamma, [inputs.shape[a] if a in axes else 1 for a in range(rank)])
+            return inputs * tf.math.rsqrt(variance + self.epsilon) * gamma
         mean, variance = tf.nn.moments(inputs, axes, keepdims=True)
         return self._normalize(inputs, mean, variance, axes)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -332,3 +334,29 @@ def test_optimizers_agree_with_tensorflow(name, kwargs):
             optimizer.apply_gradients([(tf.constant(g), w)])
         results.append(w.numpy())
     np.testing.assert_allclose(results[1], results[0], rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("make", [
+    lambda tf: tf.keras.layers.Flatten(data_format="channels_first"),
+    lambda tf: tf.keras.layers.LayerNormalization(rms_scaling=True),
+], ids=["flatten_channels_first", "layer_normalization_rms_scaling"])
+def test_layer_options_agree_with_tensorflow(make):
+    """Options that tapejax once ignored silently: values, input gradients, and the weights made."""
+    x0 = np.random.default_rng(5).normal(size=(2, 3, 2, 4)).astype(np.float32) + 0.5
+    results = []
+    for tf in (tf_real, tapejax):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # Keras 3: rms_scaling is deprecated
+            layer = make(tf)
+        layer(tf.constant(x0))
+        for k, w in enumerate(layer.weights):
+            w.assign(np.linspace(0.5, 1.5, int(np.prod(w.shape)), dtype=np.float32).reshape(w.shape) + k)
+        x = tf.constant(x0)
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = layer(x)
+            loss = tf.reduce_sum(y * y * np.linspace(0.0, 1.0, y.shape[-1], dtype=np.float32))
+        results.append(([w.name for w in layer.weights], y.numpy(), tape.gradient(loss, x).numpy()))
+    assert results[1][0] == results[0][0]
+    for got, expected in zip(results[1][1:], results[0][1:]):
+        np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5)

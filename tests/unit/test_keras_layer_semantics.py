@@ -70,6 +70,13 @@ def test_freezing_a_model_freezes_its_layers_and_its_batch_normalization_statist
     assert not np.array_equal(norm.moving_mean.numpy(), moving)
 
 
+def test_an_argument_a_layer_does_not_take_is_keras_3s_error_not_ignored():
+    # Keras 3's ValueError: an option tapejax does not know (or a typo) must not be dropped silently.
+    with pytest.raises(ValueError, match=r"Unrecognized keyword arguments passed to Dense: \{'units_': 3\}"):
+        tf.keras.layers.Dense(2, units_=3)
+    assert tf.keras.layers.Dense(2, autocast=False, input_shape=(3,)).units == 2  # Keras 3's own arguments
+
+
 def test_feature_extraction_and_grad_cam_models_from_intermediate_outputs():
     inputs = tf.keras.Input(shape=(6, 6, 1))
     conv = tf.keras.layers.Conv2D(2, 3, name="last_conv")(inputs)
