@@ -122,6 +122,11 @@ def _shapes_of(structure: Any) -> Any:
     return None
 
 
+# Set while saving_config.py makes a layer from a saved configuration (Layer.__init__ then drops what it does not
+# take, as from_config's contract says).
+READING_CONFIG = threading.local()
+
+
 class Layer(LayerNames, tf.Module):
     """The base class of layers (`tf.keras.layers.Layer`): `build(input_shape)` on first call, then `call`.
 
@@ -161,7 +166,9 @@ class Layer(LayerNames, tf.Module):
             shape = (kwargs.pop("input_dim"),)
         self._input_shape_arg = None if shape is None else tuple(shape)
         kwargs.pop("autocast", None)  # Keras 3's mixed-precision switch: tapejax layers compute in their dtype
-        if kwargs:  # Keras 3's error: an argument this layer does not take is never silently ignored
+        # Keras 3's error: an argument this layer does not take is never silently ignored, except in a saved
+        # configuration, where Keras writes options tapejax's layer may not have (from_config drops them)
+        if kwargs and not getattr(READING_CONFIG, "on", False):
             raise ValueError(f"Unrecognized keyword arguments passed to {type(self).__name__}: {kwargs}")
 
     def __new__(cls, *args: Any, **kwargs: Any):

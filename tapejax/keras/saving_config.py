@@ -283,10 +283,16 @@ def _shape(shape: Any) -> Any:
 
 def _construct(cls: type, config: dict[str, Any]) -> Any:
     """`cls(**config)`, leaving out the arguments Keras writes that `cls` does not take."""
+    from tapejax.keras.layers import READING_CONFIG
+
     parameters = inspect.signature(cls.__init__).parameters
     if not any(p.kind is p.VAR_KEYWORD for p in parameters.values()):
         config = {k: v for k, v in config.items() if k in parameters}
-    return cls(**config)
+    previous, READING_CONFIG.on = getattr(READING_CONFIG, "on", False), True
+    try:
+        return cls(**config)
+    finally:
+        READING_CONFIG.on = previous
 
 
 def layer_from_config(cls: type, config: dict[str, Any]) -> Any:
