@@ -13,7 +13,8 @@ signature seen before runs the jitted executable (compiling it now: it repeats),
 (`jax.make_jaxpr`, no compile) and the jaxpr is evaluated on the host, when every equation in it only moves
 elements (`_RULES`: concatenate, reshape, slice, transpose, pad...), which numpy does exactly: the values are
 bit-identical to the executable's. A jaxpr with any other primitive (arithmetic, whose rounding XLA's fusion may
-change) runs the executable as before. Only arrays on a CPU device are moved: there the host is the device.
+change) runs the executable as before. Only arrays on a CPU device are moved: there the host is the device;
+numpy inputs (a Python row converted, a string op's ids) too, when the default device is a CPU.
 
 Bounded: the signatures seen are a `caches.Memo`; the rules are a fixed table. In checking mode every host
 evaluation is compared, bit for bit, with the executable's result.
