@@ -299,13 +299,15 @@ class _Recurrent(RNN):
 
     def __init__(self, units: int, *, return_sequences: bool = False, return_state: bool = False,
                  go_backwards: bool = False, stateful: bool = False, unroll: bool = False,
+                 zero_output_for_mask: bool = False,
                  activity_regularizer: Any = None, name: str | None = None, trainable: bool = True,
                  dtype: Any = None, use_cudnn: Any = "auto", input_shape: Any = None, **cell_kwargs: Any):
         cell = self._cell_class(units, name=self._cell_name, dtype=dtype, **cell_kwargs)
         extra = {} if input_shape is None else {"input_shape": input_shape}
         super().__init__(cell, return_sequences=return_sequences, return_state=return_state,
-                         go_backwards=go_backwards, stateful=stateful, unroll=unroll, name=name,
-                         trainable=trainable, dtype=dtype, activity_regularizer=activity_regularizer, **extra)
+                         go_backwards=go_backwards, stateful=stateful, unroll=unroll,
+                         zero_output_for_mask=zero_output_for_mask, name=name, trainable=trainable, dtype=dtype,
+                         activity_regularizer=activity_regularizer, **extra)
 
     def __getattr__(self, name: str) -> Any:  # Keras forwards the cell's arguments (`lstm.units`)
         cell = self.__dict__.get("cell")

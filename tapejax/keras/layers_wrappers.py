@@ -11,15 +11,20 @@ from tapejax.keras.layers import Layer
 
 
 def _copy_layer(layer: Layer, name: str, **changes: Any) -> Layer:
-    """An unbuilt copy of `layer` named `name` (Keras rebuilds it from its config)."""
+    """A new, unbuilt layer like `layer`, named `name`: Keras recreates it from its config, so a built layer's
+    weights are not shared with the copy (an unbuilt one is copied as it is, with whatever it was given)."""
     if layer.built:
-        raise ValueError("Bidirectional needs an unbuilt layer: tapejax copies it into its forward and backward "
-                         "layers (Keras rebuilds them from its config).")
-    clone = copy.deepcopy(layer)
-    clone._name = name
+        clone = type(layer).from_config({**layer.get_config(), "name": name})
+    else:
+        clone = copy.deepcopy(layer)
+        clone._name = name
     for key, value in changes.items():
         setattr(clone, key, value)
     return clone
+
+
+def _removeprefix(name: str, prefix: str) -> str:
+    return name[len(prefix):] if name.startswith(prefix) else name
 
 
 class Bidirectional(Layer):
@@ -38,15 +43,30 @@ class Bidirectional(Layer):
         if merge_mode not in ("sum", "mul", "ave", "concat", None):
             raise ValueError(f"Invalid merge mode. Received: {merge_mode}. Merge mode should be one of "
                              '{"sum", "mul", "ave", "concat", None}')
+        if not isinstance(layer, Layer):
+            raise ValueError(f"Please initialize `Bidirectional` layer with a `keras.layers.Layer` instance. "
+                             f"Received: {layer}")
+        if backward_layer is not None and not isinstance(backward_layer, Layer):
+            raise ValueError(f"`backward_layer` need to be a `keras.layers.Layer` instance. Received: "
+                             f"{backward_layer}")
         super().__init__(**kwargs)
-        self.forward_layer = _copy_layer(layer, f"forward_{layer.name}")
+        self.forward_layer = _copy_layer(layer, f"forward_{_removeprefix(layer.name, 'forward_')}")
         if backward_layer is None:
-            self.backward_layer = _copy_layer(layer, f"backward_{layer.name}", go_backwards=not layer.go_backwards)
+            self.backward_layer = _copy_layer(layer, f"backward_{_removeprefix(layer.name, 'backward_')}",
+                                              go_backwards=not layer.go_backwards)
         else:
             self.backward_layer = backward_layer
+        for half in (self.forward_layer, self.backward_layer):  # as Keras: a masked step of a sequence is zeros
+            if getattr(half, "zero_output_for_mask", None) is not None:
+                half.zero_output_for_mask = half.return_sequences
         self.merge_mode = merge_mode
         self.return_sequences, self.return_state = layer.return_sequences, layer.return_state
         self._initial_weights = weights
+
+    def build(self, input_shape: tf.TensorShape) -> None:
+        for half in (self.forward_layer, self.backward_layer):
+            if not half.built:
+                half.build(input_shape)
 
     def call(self, sequences: Any, initial_state: Any = None, mask: Any = None, training: Any = None) -> Any:
         forward_state = backward_state = None
@@ -102,6 +122,14 @@ class TimeDistributed(Layer):
                              f"Received: {layer}")
         super().__init__(**kwargs)
         self.layer = layer
+
+    def build(self, input_shape: tf.TensorShape) -> None:
+        shape = tf.TensorShape(input_shape).as_list()
+        if len(shape) < 3:
+            raise ValueError(f"`TimeDistributed` Layer should be passed an `input_shape` with at least 3 "
+                             f"dimensions, received: {tuple(shape)}")
+        if not self.layer.built:
+            self.layer.build(tf.TensorShape([shape[0], *shape[2:]]))
 
     def call(self, inputs: Any, training: Any = None, mask: Any = None) -> Any:
         shape = inputs.shape.as_list()

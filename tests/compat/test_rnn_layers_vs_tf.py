@@ -88,6 +88,76 @@ def test_bidirectional_agrees_with_keras(merge_mode):
         np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
 
 
+MASK = np.array([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1], [1, 0, 1, 1, 0]], bool)
+
+
+@pytest.mark.parametrize("inner", ["LSTM", "GRU", "SimpleRNN"])
+@pytest.mark.parametrize("merge_mode", ["concat", "sum", None])
+def test_a_masked_bidirectional_sequence_is_zeros_at_masked_steps_as_in_keras(inner, merge_mode):
+    # Keras sets zero_output_for_mask = return_sequences on both halves: the forward half outputs zeros at a
+    # masked step instead of repeating its last output.
+    rng = np.random.default_rng(24)
+    x0 = rng.normal(size=(3, 5, 4)).astype(np.float32)
+    layers = [tf.keras.layers.Bidirectional(getattr(tf.keras.layers, inner)(3, return_sequences=True),
+                                            merge_mode=merge_mode) for tf in (tf_real, tapejax)]
+    for layer in layers:
+        layer(x0)
+    weights = [rng.normal(scale=0.5, size=w.shape).astype(np.float32) for w in layers[0].get_weights()]
+    for layer in layers:
+        layer.set_weights(weights)
+    expected, got = _run(tf_real, layers[0], x0, MASK), _run(tapejax, layers[1], x0, MASK)
+    assert layers[1].forward_layer.zero_output_for_mask and layers[1].backward_layer.zero_output_for_mask
+    for g, e in zip(got, expected):
+        np.testing.assert_allclose(g, e, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["LSTM", "GRU", "SimpleRNN"])
+@pytest.mark.parametrize("return_sequences", [True, False])
+def test_zero_output_for_mask_agrees_with_keras(name, return_sequences):
+    rng = np.random.default_rng(25)
+    x0 = rng.normal(size=(3, 5, 4)).astype(np.float32)
+    layers = [getattr(tf.keras.layers, name)(3, return_sequences=return_sequences, return_state=True,
+                                             zero_output_for_mask=True) for tf in (tf_real, tapejax)]
+    for layer in layers:
+        layer(x0)
+    weights = [rng.normal(scale=0.5, size=w.shape).astype(np.float32) for w in layers[0].get_weights()]
+    for layer in layers:
+        layer.set_weights(weights)
+    mask = MASK.copy()
+    mask[2, -1] = False  # a last step masked: the last output
+    expected, got = _run(tf_real, layers[0], x0, mask), _run(tapejax, layers[1], x0, mask)
+    for g, e in zip(got, expected):
+        np.testing.assert_allclose(g, e, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("make", [
+    lambda tf: tf.keras.layers.Bidirectional(tf.keras.layers.LSTM(2, return_sequences=True)),
+    lambda tf: tf.keras.layers.TimeDistributed(tf.keras.layers.Dense(2)),
+], ids=["Bidirectional", "TimeDistributed"])
+def test_building_a_wrapper_builds_the_wrapped_layers_weights_as_keras(make):
+    # Code that builds, then loads weights before the first call needs the weights and their paths.
+    paths = []
+    for tf in (tf_real, tapejax):
+        tf.keras.backend.clear_session()
+        layer = make(tf)
+        layer.build((2, 5, 3))
+        paths.append([(w.path, tuple(w.shape)) for w in layer.weights])
+        layer(np.ones((2, 5, 3), np.float32))
+        assert [(w.path, tuple(w.shape)) for w in layer.weights] == paths[-1]
+    assert paths[1] == paths[0] and paths[0]
+
+
+def test_bidirectional_of_a_built_layer_makes_new_weights_as_keras():
+    x0 = np.random.default_rng(26).normal(size=(2, 5, 3)).astype(np.float32)
+    gru = tapejax.keras.layers.GRU(2, return_sequences=True, name="forward_gru")
+    gru(x0)
+    both = tapejax.keras.layers.Bidirectional(gru)
+    assert both(x0).shape == (2, 5, 4)
+    assert both.forward_layer.name == "forward_gru" and both.backward_layer.name == "backward_forward_gru"
+    assert not any(w is v for w in both.weights for v in gru.weights)
+    assert not gru.zero_output_for_mask  # the given layer is left as it was
+
+
 def test_time_distributed_agrees_with_keras():
     x0 = np.random.default_rng(23).normal(size=(2, 3, 5, 4, 2)).astype(np.float32)
     layers = [tf.keras.layers.TimeDistributed(tf.keras.layers.Conv2D(3, 2, name="conv"), name="steps")
