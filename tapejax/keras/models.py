@@ -332,7 +332,7 @@ class Functional(Model):
         for tensor in self._input_tensors:
             if not isinstance(tensor._keras_history[0], InputLayer):
                 raise ValueError(f"Model inputs must come from tf.keras.Input; {tensor.name} is a layer's output.")
-        depths = _graph_depths(self._output_tensors)
+        depths, layers = _graph_depths(self._output_tensors)
         self._nodes = sorted(depths, key=lambda node: (-depths[node], node.order))
         # Pairs, not a dict keyed by nodes: tf.Module's variable walk sorts dict keys, and nodes have no order.
         self._node_depths = [(node, depths[node]) for node in self._nodes]
@@ -341,7 +341,7 @@ class Functional(Model):
             if isinstance(node.layer, InputLayer) and id(node.outputs) not in given:
                 raise ValueError(f"Graph disconnected: the outputs need the input {node.outputs.name}, which is "
                                  "not among the model's inputs.")
-        self._functional_layers: list[Layer] = list(dict.fromkeys(node.layer for node in self._nodes))
+        self._functional_layers: list[Layer] = layers
         self._output_shape = jax.tree_util.tree_map(lambda t: t.shape, outputs,
                                                     is_leaf=lambda x: isinstance(x, KerasTensor))
         self.built = True
@@ -428,24 +428,41 @@ def _as_input(value: Any, dtype: tf.DType) -> Any:
     return value if value.dtype == dtype else tf.cast(value, dtype)
 
 
-def _graph_depths(outputs: list[KerasTensor]) -> dict[_Node, int]:
-    """Each node that the outputs depend on -> its depth: 0 for the outputs' nodes, else one more than the
-    deepest node that uses it (Keras's order: deepest, the inputs, first)."""
-    depths: dict[_Node, int] = {}
+def _graph_depths(outputs: list[KerasTensor]) -> tuple[dict[_Node, int], list[Layer]]:
+    """Each node that the outputs depend on -> its depth (0 for the outputs' nodes, else one more than the deepest
+    node that uses it, and at least its layer's depth), and the layers in Keras's order: deepest first, and within
+    a depth in the order a walk from the outputs first meets them (the order of `model.layers`, so of
+    `get_weights`)."""
+    finished: list[_Node] = []  # parents before the nodes that use them
+    seen: set[_Node] = set()
+    first_met: dict[Layer, int] = {}
 
-    def visit(tensor: KerasTensor, depth: int) -> None:
+    def walk(tensor: KerasTensor) -> None:
         layer, node_index, _ = tensor._keras_history
         node = layer._inbound_nodes[node_index]
-        if depths.get(node, -1) >= depth:
+        if node in seen:
             return
-        depths[node] = depth
-        for parent in _leaves((node.inputs, node.args, node.kwargs)):
-            if isinstance(parent, KerasTensor):
-                visit(parent, depth + 1)
+        seen.add(node)
+        first_met.setdefault(layer, len(first_met))
+        for parent in _parents(node):
+            walk(parent)
+        finished.append(node)
 
     for tensor in outputs:
-        visit(tensor, 0)
-    return depths
+        walk(tensor)
+    depths: dict[_Node, int] = {}
+    layer_depths: dict[Layer, int] = {}
+    for node in reversed(finished):  # users before their parents
+        depth = max(depths.get(node, 0), layer_depths.get(node.layer, 0))  # a shared layer: its deepest use
+        depths[node] = layer_depths[node.layer] = depth
+        for parent in _parents(node):
+            parent_node = parent._keras_history[0]._inbound_nodes[parent._keras_history[1]]
+            depths[parent_node] = max(depths.get(parent_node, 0), depth + 1)
+    return depths, sorted(layer_depths, key=lambda layer: (-layer_depths[layer], first_met[layer]))
+
+
+def _parents(node: _Node) -> list[KerasTensor]:
+    return [t for t in _leaves((node.inputs, node.args, node.kwargs)) if isinstance(t, KerasTensor)]
 
 
 # summary(): Keras 3 lays the table out with rich; this renders the same text without it.

@@ -129,6 +129,50 @@ def test_functional_merge_and_lambda_model_agrees_with_keras():
     np.testing.assert_allclose(models[tapejax](x0).numpy(), models[tf_real](x0).numpy(), rtol=1e-5, atol=1e-6)
 
 
+def _two_embeddings(tf):
+    ids = tf.keras.Input(shape=(5,), dtype="int32")
+    positions = tf.keras.layers.Embedding(7, 3)(ids)
+    tokens = tf.keras.layers.Embedding(9, 3, mask_zero=True)(ids)
+    other = tf.keras.layers.Embedding(9, 3)(ids)
+    merged = tf.keras.layers.add([tokens, tf.keras.layers.Dense(3)(other), positions])
+    return tf.keras.Model(ids, tf.keras.layers.LSTM(2)(merged))
+
+
+def _shared_layer_at_two_depths(tf):
+    x = tf.keras.Input(shape=(4,))
+    shared = tf.keras.layers.Dense(4)
+    side = tf.keras.layers.Dense(4)(x)
+    deep = shared(tf.keras.layers.Dense(4)(shared(x)))
+    return tf.keras.Model(x, tf.keras.layers.concatenate([deep, side, tf.keras.layers.Dense(4)(x)]))
+
+
+def _two_inputs_two_outputs(tf):
+    a, b = tf.keras.Input(shape=(3,), name="a"), tf.keras.Input(shape=(2,), name="b")
+    hb = tf.keras.layers.Dense(3)(b)
+    ha = tf.keras.layers.Dense(3)(a)
+    joined = tf.keras.layers.multiply([ha, hb])
+    return tf.keras.Model([a, b], [tf.keras.layers.Dense(1)(hb), tf.keras.layers.Dense(2)(joined)])
+
+
+@pytest.mark.parametrize("make", [_two_embeddings, _shared_layer_at_two_depths, _two_inputs_two_outputs],
+                         ids=["same_depth_branches", "shared_layer", "two_outputs"])
+def test_a_functional_models_layers_and_weights_are_in_keras_order(make):
+    # get_weights/set_weights between a Keras and a tapejax model pair weights by this order.
+    models = {}
+    for tf in (tf_real, tapejax):
+        tf.keras.backend.clear_session()
+        models[tf] = make(tf)
+    ours, theirs = models[tapejax], models[tf_real]
+    assert [layer.name for layer in ours.layers] == [layer.name for layer in theirs.layers]
+    assert [w.path for w in ours.weights] == [w.path for w in theirs.weights]
+    ours.set_weights(theirs.get_weights())
+    inputs = [np.random.default_rng(14).integers(0, 7, size=(2, *t.shape[1:])).astype(t.dtype)
+              for t in theirs.inputs]
+    inputs = inputs[0] if len(inputs) == 1 else inputs
+    for got, expected in zip(tapejax.nest.flatten(ours(inputs)), tf_real.nest.flatten(theirs(inputs))):
+        np.testing.assert_allclose(np.asarray(got), np.asarray(expected), rtol=1e-5, atol=1e-6)
+
+
 def test_leaky_relu_alpha_is_keras_2s_name_with_a_warning():
     with pytest.warns(UserWarning, match="alpha"):
         ours = tapejax.keras.layers.LeakyReLU(alpha=0.2)
