@@ -1025,7 +1025,8 @@ from tapejax.keras.layers_reshape import (Cropping1D as Cropping1D, Cropping2D a
                                           UpSampling3D as UpSampling3D, ZeroPadding1D as ZeroPadding1D,
                                           ZeroPadding2D as ZeroPadding2D, ZeroPadding3D as ZeroPadding3D)
 from tapejax.keras.layers_rnn import (GRU as GRU, LSTM as LSTM, RNN as RNN, GRUCell as GRUCell,  # noqa: E402
-                                      LSTMCell as LSTMCell, SimpleRNN as SimpleRNN, SimpleRNNCell as SimpleRNNCell)
+                                      LSTMCell as LSTMCell, SimpleRNN as SimpleRNN, SimpleRNNCell as SimpleRNNCell,
+                                      StackedRNNCells as StackedRNNCells)
 from tapejax.keras.layers_attention import AdditiveAttention as AdditiveAttention  # noqa: E402
 from tapejax.keras.layers_attention import Attention as Attention  # noqa: E402
 from tapejax.keras.layers_attention import MultiHeadAttention as MultiHeadAttention  # noqa: E402

@@ -100,6 +100,9 @@ class _Cell(Layer):
                     masks[i] = keep / (1.0 - rate)
         self._masks = tuple(masks)
 
+    def stop(self) -> None:
+        self._masks = (None, None)
+
     def call(self, inputs: Any, states: Any, training: Any = None) -> Any:
         """One step: `(output, new_states)` for the inputs of one step and the states before it."""
         states = list(states) if isinstance(states, list | tuple) else [states]
@@ -190,6 +193,88 @@ class GRUCell(_Cell):
         return h, [h]
 
 
+class StackedRNNCells(Layer):
+    """Cells run one after another within each step, each one's output the next one's input
+    (`tf.keras.layers.StackedRNNCells`, what `RNN([cell, ...])` makes). Its `state_size` is the cells' sizes in a
+    list; the RNN carries their states flat and returns them as one list per cell.
+
+    >>> import tapejax as tf
+    >>> cells = [tf.keras.layers.LSTMCell(3), tf.keras.layers.GRUCell(2)]
+    >>> output, lstm_states, gru_states = tf.keras.layers.RNN(cells, return_state=True)(tf.ones([4, 5, 6]))
+    >>> output.shape, len(lstm_states), len(gru_states)
+    (TensorShape([4, 2]), 2, 1)
+    """
+
+    def __init__(self, cells: list[Any], **kwargs: Any):
+        super().__init__(**kwargs)
+        for cell in cells:
+            if "call" not in dir(cell) or "state_size" not in dir(cell):
+                raise ValueError(f"All cells must have a `call` method and a `state_size` attribute. Received "
+                                 f"cell without a `call` method / `state_size`: {cell}")
+        self.cells = list(cells)
+
+    @property
+    def state_size(self) -> list[Any]:
+        return [cell.state_size for cell in self.cells]
+
+    @property
+    def output_size(self) -> int:
+        last = self.cells[-1]
+        return last.output_size if hasattr(last, "output_size") else _sizes(last.state_size)[0]
+
+    @property
+    def builtin(self) -> bool:  # the built-in cells' fast path (all input projections up front) applies
+        return all(isinstance(cell, _Cell) for cell in self.cells)
+
+    def build(self, input_shape: tf.TensorShape) -> None:
+        batch, width = input_shape[0], input_shape[-1]
+        for cell in self.cells:
+            if not cell.built:
+                cell.build(tf.TensorShape([batch, width]))  # in the cell's own name scope, under this one
+                cell.built = True
+            width = cell.output_size if hasattr(cell, "output_size") else _sizes(cell.state_size)[0]
+
+    def nest(self, states: list[Any]) -> list[list[Any]]:
+        """The flat states, as one list per cell."""
+        nested, start = [], 0
+        for cell in self.cells:
+            count = len(_sizes(cell.state_size))
+            nested.append(list(states[start:start + count]))
+            start += count
+        return nested
+
+    def start(self, batch_inputs: Any, training: Any) -> None:
+        for cell in self.cells:
+            cell.start(batch_inputs, training)
+            batch_inputs = tf.zeros([batch_inputs.shape[0], cell.output_size], batch_inputs.dtype)
+
+    def stop(self) -> None:
+        for cell in self.cells:
+            cell.stop()
+
+    def project(self, inputs: Any) -> Any:  # the first cell's input projection, for every step at once
+        return self.cells[0].project(inputs)
+
+    def step(self, projected: Any, states: list[Any]) -> tuple[Any, list[Any]]:
+        new_states: list[Any] = []
+        for i, (cell, cell_states) in enumerate(zip(self.cells, self.nest(states))):
+            projected, cell_new = cell.step(projected if i == 0 else cell.project(projected), cell_states)
+            new_states += cell_new
+        return projected, new_states
+
+    def call(self, inputs: Any, states: Any, training: Any = None) -> Any:
+        new_states: list[Any] = []
+        for cell, cell_states in zip(self.cells, self.nest(tf.nest.flatten(states))):
+            kwargs = {"training": training} if training is not None else {}
+            inputs, cell_new = cell(inputs, cell_states, **kwargs)
+            new_states += tf.nest.flatten(cell_new)
+        return inputs, new_states
+
+
+def _sizes(state_size: Any) -> list[int]:
+    return [int(size) for size in tf.nest.flatten(state_size)]
+
+
 class RNN(Layer):
     """Runs a cell over the time axis (`tf.keras.layers.RNN`): `return_sequences`, `return_state`,
     `go_backwards` (the outputs stay in the reversed order, as in Keras), masks, `initial_state`, and
@@ -201,10 +286,7 @@ class RNN(Layer):
                  go_backwards: bool = False, stateful: bool = False, unroll: bool = False,
                  zero_output_for_mask: bool = False, **kwargs: Any):
         super().__init__(**kwargs)
-        if isinstance(cell, list | tuple):
-            raise NotImplementedError("tapejax's RNN takes one cell; stacked cells (StackedRNNCells) are not "
-                                      "implemented yet.")
-        self.cell = cell
+        self.cell = StackedRNNCells(cell) if isinstance(cell, list | tuple) else cell
         self.return_sequences, self.return_state = return_sequences, return_state
         self.go_backwards, self.stateful, self.unroll = go_backwards, stateful, unroll
         self.zero_output_for_mask = zero_output_for_mask
@@ -223,8 +305,10 @@ class RNN(Layer):
                                for i, size in enumerate(self._state_sizes())]
 
     def _state_sizes(self) -> list[int]:
-        size = self.cell.state_size
-        return list(size) if isinstance(size, list | tuple) else [size]
+        return _sizes(self.cell.state_size)
+
+    def _nest(self, states: list[Any]) -> list[Any]:
+        return self.cell.nest(states) if isinstance(self.cell, StackedRNNCells) else states
 
     def reset_states(self, states: Any = None) -> None:
         for i, variable in enumerate(self.states or []):
@@ -233,12 +317,12 @@ class RNN(Layer):
     reset_state = reset_states
 
     def get_initial_state(self, batch_size: int) -> list[Any]:
-        return [tf.zeros([batch_size, size]) for size in self._state_sizes()]
+        return self._nest([tf.zeros([batch_size, size]) for size in self._state_sizes()])
 
     def call(self, sequences: Any, initial_state: Any = None, mask: Any = None, training: Any = None) -> Any:
         batch = sequences.shape[0]
         if initial_state is not None:
-            states = list(initial_state) if isinstance(initial_state, list | tuple) else [initial_state]
+            states = tf.nest.flatten(initial_state)
         elif self.stateful:
             states = [tf.identity(s) for s in self.states]
         else:
@@ -249,7 +333,7 @@ class RNN(Layer):
             steps = tf.reverse(steps, [0])
             time_mask = None if time_mask is None else tf.reverse(time_mask, [0])
         cell = self.cell
-        builtin = isinstance(cell, _Cell)
+        builtin = isinstance(cell, _Cell) or isinstance(cell, StackedRNNCells) and cell.builtin
         if builtin:
             cell.start(sequences[:, 0], training)
             steps = cell.project(steps)  # the input projection of every step in one matmul
@@ -260,8 +344,8 @@ class RNN(Layer):
             if builtin:
                 output, new_states = cell.step(inputs, previous_states)
             else:
-                output, new_states = cell(inputs, previous_states if len(previous_states) > 1
-                                          else previous_states[0], training=training)
+                # Keras 3 gives a cell its states as a list, even one state (a cell reads `states[0]`)
+                output, new_states = cell(inputs, previous_states, training=training)
                 new_states = list(new_states) if isinstance(new_states, list | tuple) else [new_states]
             if keep is not None:
                 k = tf.expand_dims(keep, -1)
@@ -275,13 +359,13 @@ class RNN(Layer):
         carried = tf.scan(advance, elems, initializer=initial)
         outputs_seq, final_states = carried[0], [c[-1] for c in carried[1:]]
         if builtin:
-            cell._masks = (None, None)
+            cell.stop()
         if self.stateful:
             for variable, value in zip(self.states, final_states):
                 variable.assign(value)
         output = tf.transpose(outputs_seq, [1, 0, 2]) if self.return_sequences else outputs_seq[-1]
         if self.return_state:
-            return (output, *final_states)
+            return (output, *self._nest(final_states))
         return output
 
     def compute_mask(self, inputs: Any, mask: Any = None) -> Any:
@@ -289,7 +373,7 @@ class RNN(Layer):
             mask = tf.reverse(mask, [1])
         output_mask = mask if self.return_sequences else None
         if self.return_state:
-            return [output_mask] + [None] * len(self._state_sizes())
+            return [output_mask] + [None] * len(self._nest(self._state_sizes()))
         return output_mask
 
 

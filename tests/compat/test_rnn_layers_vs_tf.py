@@ -158,6 +158,82 @@ def test_bidirectional_of_a_built_layer_makes_new_weights_as_keras():
     assert not gru.zero_output_for_mask  # the given layer is left as it was
 
 
+class _Scaled(tapejax.keras.layers.Layer):
+    """A cell of the user's own: h = tanh(x @ w) + 0.5 * h."""
+
+    def __init__(self, units, **kwargs):
+        super().__init__(**kwargs)
+        self.units = self.state_size = self.output_size = units
+
+    def build(self, input_shape):
+        self.w = self.add_weight(shape=(input_shape[-1], self.units), name="w")
+
+    def call(self, inputs, states):
+        h = tapejax.tanh(tapejax.matmul(inputs, self.w)) + 0.5 * states[0]
+        return h, [h]
+
+
+class _ScaledTF(tf_real.keras.layers.Layer):
+    def __init__(self, units, **kwargs):
+        super().__init__(**kwargs)
+        self.units = self.state_size = self.output_size = units
+
+    def build(self, input_shape):
+        self.w = self.add_weight(shape=(input_shape[-1], self.units), name="w")
+
+    def call(self, inputs, states):
+        h = tf_real.tanh(tf_real.matmul(inputs, self.w)) + 0.5 * states[0]
+        return h, [h]
+
+
+def test_a_cell_of_ones_own_reads_its_one_state_from_a_list_as_in_keras():
+    # Keras's guide cell (`prev_output = states[0]`): given the state tensor itself, states[0] is its first row.
+    rng = np.random.default_rng(28)
+    x0 = rng.normal(size=(3, 5, 4)).astype(np.float32)
+    layers = [tf.keras.layers.RNN(own(4, name="own"), return_sequences=True)
+              for tf, own in ((tf_real, _ScaledTF), (tapejax, _Scaled))]
+    layers[0](x0), layers[1](x0)
+    layers[1].set_weights(layers[0].get_weights())
+    for got, expected in zip(_run(tapejax, layers[1], x0, MASK), _run(tf_real, layers[0], x0, MASK)):
+        np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("return_sequences", [True, False])
+@pytest.mark.parametrize("own_cell", [False, True], ids=["builtin_cells", "with_own_cell"])
+def test_stacked_cells_agree_with_keras(return_sequences, own_cell):
+    rng = np.random.default_rng(27)
+    x0 = rng.normal(size=(3, 5, 4)).astype(np.float32)
+    initial = [rng.normal(size=(3, 3)).astype(np.float32) for _ in range(2)] + [
+        rng.normal(size=(3, 2)).astype(np.float32)]
+    layers = []
+    for tf, own in ((tf_real, _ScaledTF), (tapejax, _Scaled)):
+        tf.keras.backend.clear_session()
+        cells = [tf.keras.layers.LSTMCell(3), tf.keras.layers.GRUCell(2)] + ([own(4, name="own")] if own_cell else [])
+        layers.append(tf.keras.layers.RNN(cells, return_sequences=return_sequences, return_state=True))
+        layers[-1].build((3, 5, 4))
+    assert [(w.path, tuple(w.shape)) for w in layers[1].weights] == [(w.path, tuple(w.shape)) for w in
+                                                                      layers[0].weights]
+    weights = [rng.normal(scale=0.5, size=w.shape).astype(np.float32) for w in layers[0].get_weights()]
+    results = []
+    for layer, tf in zip(layers, (tf_real, tapejax)):
+        layer.set_weights(weights)
+        x = tf.constant(x0)
+        state = [[tf.constant(initial[0]), tf.constant(initial[1])], [tf.constant(initial[2])]]
+        if own_cell:
+            state.append([tf.zeros([3, 4])])
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = layer(x, initial_state=state, mask=tf.constant(MASK))
+            loss = sum(tf.reduce_sum(t * tf.cos(t)) for t in tf.nest.flatten(y))
+        assert [len(s) for s in y[1:]] == [2, 1] + ([1] if own_cell else [])  # one list of states per cell
+        results.append([t.numpy() for t in tf.nest.flatten(y)] +
+                       [g.numpy() for g in tape.gradient(loss, [x] + layer.trainable_weights)])
+    for got, expected in zip(results[1], results[0]):
+        np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5)
+    rebuilt = tapejax.keras.layers.RNN.from_config(layers[1].get_config()) if not own_cell else None
+    assert rebuilt is None or [type(c).__name__ for c in rebuilt.cell.cells] == ["LSTMCell", "GRUCell"]
+
+
 def test_time_distributed_agrees_with_keras():
     x0 = np.random.default_rng(23).normal(size=(2, 3, 5, 4, 2)).astype(np.float32)
     layers = [tf.keras.layers.TimeDistributed(tf.keras.layers.Conv2D(3, 2, name="conv"), name="steps")
