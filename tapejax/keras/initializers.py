@@ -65,9 +65,12 @@ class RandomUniform(Initializer):
         return _sample(lambda s, d: tf.random.uniform(s, self.minval, self.maxval, d, seed=self.seed), shape, dtype)
 
 
-def _fans(shape: Any) -> tuple[int, int]:
-    """Keras's fan-in and fan-out: the last two dimensions, times the receptive field for convolutions."""
+def _fans(shape: Any, input_axes: Any = None, output_axes: Any = None) -> tuple[int, int]:
+    """Keras's fan-in and fan-out: the last two dimensions, times the receptive field for convolutions; or, given
+    both `input_axes` and `output_axes` (EinsumDense's kernels), the products of those dimensions."""
     shape = tuple(int(d) for d in shape)
+    if input_axes is not None and output_axes is not None:
+        return math.prod(shape[a] for a in input_axes), math.prod(shape[a] for a in output_axes)
     if len(shape) < 1:
         return 1, 1
     if len(shape) == 1:
@@ -79,11 +82,11 @@ def _fans(shape: Any) -> tuple[int, int]:
 class GlorotUniform(Initializer):
     """Uniform in [-limit, limit], limit = sqrt(6 / (fan_in + fan_out)) (Keras's default for kernels)."""
 
-    def __init__(self, seed: int | None = None):
-        self.seed = seed
+    def __init__(self, seed: int | None = None, input_axes: Any = None, output_axes: Any = None):
+        self.seed, self.input_axes, self.output_axes = seed, input_axes, output_axes
 
     def __call__(self, shape, dtype=None):
-        fan_in, fan_out = _fans(shape)
+        fan_in, fan_out = _fans(shape, self.input_axes, self.output_axes)
         limit = math.sqrt(6.0 / (fan_in + fan_out))
         return _sample(lambda s, d: tf.random.uniform(s, -limit, limit, d, seed=self.seed), shape, dtype)
 
@@ -91,11 +94,11 @@ class GlorotUniform(Initializer):
 class HeNormal(Initializer):
     """Truncated normal with stddev sqrt(2 / fan_in)."""
 
-    def __init__(self, seed: int | None = None):
-        self.seed = seed
+    def __init__(self, seed: int | None = None, input_axes: Any = None, output_axes: Any = None):
+        self.seed, self.input_axes, self.output_axes = seed, input_axes, output_axes
 
     def __call__(self, shape, dtype=None):
-        fan_in, _ = _fans(shape)
+        fan_in, _ = _fans(shape, self.input_axes, self.output_axes)
         # Keras divides by the stddev of a normal truncated at two standard deviations.
         stddev = math.sqrt(2.0 / fan_in) / 0.87962566103423978
         return _sample(lambda s, d: tf.random.truncated_normal(s, 0.0, stddev, d, seed=self.seed), shape, dtype)
@@ -106,11 +109,12 @@ class VarianceScaling(Initializer):
     untruncated normal, or a uniform draw."""
 
     def __init__(self, scale: float = 1.0, mode: str = "fan_in", distribution: str = "truncated_normal",
-                 seed: int | None = None):
+                 seed: int | None = None, input_axes: Any = None, output_axes: Any = None):
         self.scale, self.mode, self.distribution, self.seed = scale, mode, distribution, seed
+        self.input_axes, self.output_axes = input_axes, output_axes
 
     def __call__(self, shape, dtype=None):
-        fan_in, fan_out = _fans(shape)
+        fan_in, fan_out = _fans(shape, self.input_axes, self.output_axes)
         n = {"fan_in": fan_in, "fan_out": fan_out, "fan_avg": (fan_in + fan_out) / 2.0}[self.mode]
         variance = self.scale / max(1.0, n)
         if self.distribution == "uniform":
@@ -124,23 +128,23 @@ class VarianceScaling(Initializer):
 
 
 class GlorotNormal(VarianceScaling):
-    def __init__(self, seed: int | None = None):
-        super().__init__(1.0, "fan_avg", "truncated_normal", seed)
+    def __init__(self, seed: int | None = None, input_axes: Any = None, output_axes: Any = None):
+        super().__init__(1.0, "fan_avg", "truncated_normal", seed, input_axes, output_axes)
 
 
 class HeUniform(VarianceScaling):
-    def __init__(self, seed: int | None = None):
-        super().__init__(2.0, "fan_in", "uniform", seed)
+    def __init__(self, seed: int | None = None, input_axes: Any = None, output_axes: Any = None):
+        super().__init__(2.0, "fan_in", "uniform", seed, input_axes, output_axes)
 
 
 class LecunNormal(VarianceScaling):
-    def __init__(self, seed: int | None = None):
-        super().__init__(1.0, "fan_in", "truncated_normal", seed)
+    def __init__(self, seed: int | None = None, input_axes: Any = None, output_axes: Any = None):
+        super().__init__(1.0, "fan_in", "truncated_normal", seed, input_axes, output_axes)
 
 
 class LecunUniform(VarianceScaling):
-    def __init__(self, seed: int | None = None):
-        super().__init__(1.0, "fan_in", "uniform", seed)
+    def __init__(self, seed: int | None = None, input_axes: Any = None, output_axes: Any = None):
+        super().__init__(1.0, "fan_in", "uniform", seed, input_axes, output_axes)
 
 
 class TruncatedNormal(Initializer):

@@ -1041,6 +1041,12 @@ from tapejax.keras.layers_group_normalization import GroupNormalization as Group
 from tapejax.keras.layers_lookup import IntegerLookup as IntegerLookup  # noqa: E402
 from tapejax.keras.layers_lookup import StringLookup as StringLookup  # noqa: E402
 from tapejax.keras.layers_text import TextVectorization as TextVectorization  # noqa: E402
+from tapejax.keras.layers_weightless import Identity as Identity  # noqa: E402
+from tapejax.keras.layers_weightless import UnitNormalization as UnitNormalization  # noqa: E402
+from tapejax.keras.layers_einsum import EinsumDense as EinsumDense  # noqa: E402
+from tapejax.keras.layers_noise import AlphaDropout as AlphaDropout  # noqa: E402
+from tapejax.keras.layers_categorical import CategoryEncoding as CategoryEncoding  # noqa: E402
+from tapejax.keras.layers_categorical import Discretization as Discretization  # noqa: E402
 
 from tapejax._src.errors import missing_symbols as _missing_symbols  # noqa: E402
 

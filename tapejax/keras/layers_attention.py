@@ -13,6 +13,7 @@ import tapejax as tf
 from tapejax.keras import masks as _masks
 from tapejax.keras.layers import Layer
 from tapejax.keras.layers_activation import masked_softmax
+from tapejax.keras.layers_einsum import EinsumDense
 
 
 def _dropout(weights: Any, rate: float, seed: int | None) -> Any:
@@ -112,34 +113,14 @@ class AdditiveAttention(_BaseAttention):
         return tf.reduce_sum(scale * tf.tanh(q + k), axis=-1)
 
 
-class _EinsumDense(Layer):
-    """Keras's EinsumDense as MultiHeadAttention uses it: `einsum(equation, x, kernel) + bias`."""
-
-    def __init__(self, equation: str, kernel_shape: list[int], bias_shape: list[int] | None, kernel_initializer: Any,
-                 bias_initializer: Any, kernel_regularizer: Any, bias_regularizer: Any, kernel_constraint: Any,
-                 bias_constraint: Any, **kwargs: Any):
-        super().__init__(**kwargs)
-        self.equation, self.kernel_shape, self.bias_shape = equation, kernel_shape, bias_shape
-        self._options = (kernel_initializer, bias_initializer, kernel_regularizer, bias_regularizer,
-                         kernel_constraint, bias_constraint)
-
-    def build(self, input_shape: tf.TensorShape) -> None:
-        k_init, b_init, k_reg, b_reg, k_con, b_con = self._options
-        self.kernel = self.add_weight(name="kernel", shape=self.kernel_shape, initializer=k_init, regularizer=k_reg,
-                                      constraint=k_con)
-        if self.bias_shape is not None:
-            self.bias = self.add_weight(name="bias", shape=self.bias_shape, initializer=b_init, regularizer=b_reg,
-                                        constraint=b_con)
-
-    def call(self, inputs: Any) -> Any:
-        out = tf.einsum(self.equation, inputs, self.kernel)
-        return out if self.bias_shape is None else out + self.bias
-
-
 class MultiHeadAttention(Layer):
     """Multi-head attention (`tf.keras.layers.MultiHeadAttention`): `mha(query, value, key=None,
     attention_mask=None, return_attention_scores=False, training=None, use_causal_mask=False)` over the steps
     (axis 1); the query, key and value masks of the inputs (Embedding(mask_zero=True)) are applied, as in Keras.
+    As in Keras 3, the `value_mask=` and `key_mask=` arguments replace the inputs' masks, but `query_mask=` is
+    ignored: the query's mask is always its own (Keras 3.15's call overwrites the argument). Its projections are
+    EinsumDense layers named `query`, `key`, `value` and `attention_output`, each adding its own activity
+    regularization loss, as in Keras.
 
     >>> import tapejax as tf
     >>> x = tf.ones([2, 4, 8])
@@ -155,32 +136,34 @@ class MultiHeadAttention(Layer):
         for unsupported in ("sliding_window", "flash_attention", "use_gate"):
             if kwargs.pop(unsupported, None):
                 raise NotImplementedError(f"tapejax's MultiHeadAttention does not implement `{unsupported}` yet.")
-        super().__init__(activity_regularizer=activity_regularizer, **kwargs)
+        super().__init__(**kwargs)  # Keras 3 gives the activity regularizer to the projections only
         if attention_axes is not None and list(np.atleast_1d(attention_axes)) != [1]:  # Keras writes [1]
             raise NotImplementedError("tapejax's MultiHeadAttention attends over axis 1 only (attention_axes=None).")
         self.num_heads, self.key_dim = int(num_heads), int(key_dim)
         self.value_dim = int(value_dim) if value_dim else self.key_dim
         self.dropout, self.use_bias, self.seed = dropout, use_bias, seed
         self._output_shape_arg = output_shape
-        self._options = (kernel_initializer, bias_initializer, kernel_regularizer, bias_regularizer,
-                         kernel_constraint, bias_constraint)
+        self._sublayer_options = dict(
+            kernel_initializer=kernel_initializer, bias_initializer=bias_initializer,
+            kernel_regularizer=kernel_regularizer, bias_regularizer=bias_regularizer,
+            activity_regularizer=activity_regularizer, kernel_constraint=kernel_constraint,
+            bias_constraint=bias_constraint)
 
-    def _dense(self, name: str, equation: str, kernel: list[int], bias: list[int]) -> _EinsumDense:
-        return _EinsumDense(equation, kernel, bias if self.use_bias else None, *self._options, name=name)
+    def _dense(self, name: str, equation: str, output_shape: list[Any], bias_axes: str) -> EinsumDense:
+        return EinsumDense(equation, output_shape, bias_axes=bias_axes if self.use_bias else None, name=name,
+                           dtype=self.dtype, **self._sublayer_options)
 
     def build(self, query_shape: Any, value_shape: Any = None, key_shape: Any = None) -> None:
         h = self.num_heads
         q_dim = query_shape[-1]
-        v_dim = (value_shape or query_shape)[-1]
-        k_dim = (key_shape or value_shape or query_shape)[-1]
         out = self._output_shape_arg
         out = [q_dim] if out is None else ([out] if isinstance(out, int) else list(out))
-        self._query_dense = self._dense("query", "abc,cde->abde", [q_dim, h, self.key_dim], [h, self.key_dim])
-        self._key_dense = self._dense("key", "abc,cde->abde", [k_dim, h, self.key_dim], [h, self.key_dim])
-        self._value_dense = self._dense("value", "abc,cde->abde", [v_dim, h, self.value_dim], [h, self.value_dim])
+        self._query_dense = self._dense("query", "abc,cde->abde", [None, h, self.key_dim], "de")
+        self._key_dense = self._dense("key", "abc,cde->abde", [None, h, self.key_dim], "de")
+        self._value_dense = self._dense("value", "abc,cde->abde", [None, h, self.value_dim], "de")
         letters = string.ascii_lowercase[5:5 + len(out)]
-        self._output_dense = self._dense("attention_output", f"abcd,cd{letters}->ab{letters}",
-                                         [h, self.value_dim, *out], out)
+        self._output_dense = self._dense("attention_output", f"abcd,cd{letters}->ab{letters}", [None, *out],
+                                         letters)
         self._query_dense.build(query_shape)
         self._key_dense.build(key_shape or value_shape or query_shape)
         self._value_dense.build(value_shape or query_shape)
@@ -201,7 +184,8 @@ class MultiHeadAttention(Layer):
         if not hasattr(self, "_query_dense"):
             with self._own_name_scope():
                 self.build(query.shape, value.shape, key.shape)
-        query_mask = _masks.get_mask(query) if query_mask is None else query_mask
+        # Keras 3 takes the query's mask from the query tensor alone: an explicit `query_mask` is ignored
+        query_mask = _masks.get_mask(query)
         value_mask = _masks.get_mask(value) if value_mask is None else value_mask
         key_mask = _masks.get_mask(key) if key_mask is None else key_mask
         mask = self._attention_mask(query, value, query_mask, value_mask, key_mask, attention_mask, use_causal_mask)

@@ -1,4 +1,4 @@
-"""tf.keras.layers that regularize: GaussianNoise, GaussianDropout, SpatialDropout1D/2D/3D,
+"""tf.keras.layers that regularize: GaussianNoise, GaussianDropout, AlphaDropout, SpatialDropout1D/2D/3D,
 ActivityRegularization, Masking. The noise layers act only when training, and are deterministic under
 `tf.random.set_seed`, with JAX's random numbers (so not TF's)."""
 
@@ -51,6 +51,50 @@ class GaussianDropout(Layer):
         stddev = (self.rate / (1.0 - self.rate)) ** 0.5
         return inputs * tf.random.normal(tf.shape(inputs), mean=1.0, stddev=stddev, dtype=inputs.dtype,
                                          seed=self.seed)
+
+
+# SELU's constants: AlphaDropout sets dropped units to SELU's negative saturation value, -scale * alpha.
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+class AlphaDropout(Layer):
+    """Dropout that keeps SELU's self-normalisation (`tf.keras.layers.AlphaDropout`): when training, each unit is
+    dropped with probability `rate` to SELU's saturation value `-alpha * scale` instead of zero, then all are
+    mapped by `a * x + b`, with `a` and `b` chosen to keep a zero mean and unit variance. Units are dropped
+    together along the axes where `noise_shape` is 1. Not training, it returns its inputs.
+
+    >>> import tapejax as tf
+    >>> tf.keras.layers.AlphaDropout(0.2)(tf.ones([2, 3])).numpy()
+    array([[1., 1., 1.],
+           [1., 1., 1.]], dtype=float32)
+
+    As TF 2.21's (Keras 3's legacy layer): `rate` is not checked, `noise_shape` must be fully given, and the
+    configuration has `rate` and `seed` only.
+    """
+
+    _built_at_init = True
+    supports_masking = True
+
+    def __init__(self, rate: float, noise_shape: Any = None, seed: int | None = None, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.rate, self.noise_shape, self.seed = rate, noise_shape, seed
+
+    def call(self, inputs: Any, training: bool | None = None) -> Any:
+        if not training or not self.rate > 0:
+            return inputs
+        saturated = -_SELU_ALPHA * _SELU_SCALE
+        shape = self.noise_shape if self.noise_shape is not None else \
+            inputs.shape if inputs.shape.is_fully_defined() else tf.shape(inputs)
+        kept = tf.cast(tf.random.uniform(shape, seed=self.seed) >= self.rate, inputs.dtype)
+        a = ((1 - self.rate) * (1 + self.rate * saturated ** 2)) ** -0.5
+        b = -a * saturated * self.rate
+        return a * (inputs * kept + saturated * (1 - kept)) + b
+
+    def get_config(self) -> dict[str, Any]:
+        """Keras's keys: `rate` and `seed` (its legacy layer leaves `noise_shape` out)."""
+        config = {k: v for k, v in super().get_config().items() if k != "noise_shape"}
+        return {**config, "rate": self.rate, "seed": self.seed}
 
 
 class _SpatialDropout(Dropout):
