@@ -30,6 +30,7 @@ from tapejax.keras import masks as _masking
 from tapejax.keras import regularizers as _regularizers
 from tapejax.keras import symbolic as _symbolic
 from tapejax.keras.attributes import Declared, built_weight
+from tapejax.keras.host_inputs import given_output as _given_output
 from tapejax.keras.layer_names import LayerNames
 from tapejax.keras.variables import Variable as KerasVariable
 
@@ -222,6 +223,9 @@ class Layer(LayerNames, tf.Module):
         return inputs
 
     def __call__(self, inputs: Any, *args: Any, **kwargs: Any) -> Any:
+        given = _given_output(self)
+        if given is not None:  # a text model's string-reading layer, run before the compiled step (host_inputs.py)
+            return given
         if any(isinstance(leaf, KerasTensor) for leaf in _leaves((inputs, args, kwargs))):
             return self._call_symbolically(inputs, args, kwargs)
         inputs = jax.tree_util.tree_map(self._convert_input, inputs, is_leaf=lambda x: isinstance(x, tf.Tensor | tf.Variable))
@@ -964,6 +968,7 @@ class Embedding(Layer):
         self.embeddings_initializer = embeddings_initializer or initializers.RandomUniform(-0.05, 0.05)
         self.embeddings_regularizer, self.embeddings_constraint = embeddings_regularizer, embeddings_constraint
         self.mask_zero = bool(mask_zero)
+        self.supports_masking = self.mask_zero  # as Keras 3 sets it
 
     def build(self, input_shape: tf.TensorShape) -> None:
         self.embeddings = self.add_weight(name="embeddings", shape=[self.input_dim, self.output_dim],

@@ -27,7 +27,7 @@ import numpy as np
 
 import tapejax as tf
 from tapejax.keras import callbacks as callbacks_module
-from tapejax.keras import distribution, optimizers
+from tapejax.keras import distribution, host_inputs, optimizers
 from tapejax.keras.compile_utils import CompileLoss, CompileMetrics
 from tapejax.keras.data_adapter import EpochIterator, class_weight_to_sample_weights, train_validation_split
 from tapejax.keras.data_adapter import unpack_x_y_sample_weight
@@ -254,13 +254,24 @@ class Trainer(Keras2Names):
         # again once, for an unknown size
         compiled = tf.function(lambda data, _: step(data), autograph=False, reduce_retracing=True)
 
+        def given_step(data: Any, outputs: list[Any], statics: tuple[Any, ...]) -> Any:
+            with host_inputs.given(statics[0], outputs):
+                return step(data)
+
+        # a text model's string-reading layers run before the step (host_inputs.py): one trace for every batch
+        with_given = tf.function(given_step, autograph=False, reduce_retracing=True)
+
         def run(data: Any) -> Any:
-            return compiled(data, holders)
+            split = host_inputs.split(self, data)
+            if split is None:
+                return compiled(data, holders)
+            data, layers, outputs = split
+            return with_given(data, outputs, (layers, holders))
 
         def batch_unknown(unknown: bool) -> None:
-            compiled._batch_relaxed = unknown
+            compiled._batch_relaxed = with_given._batch_relaxed = unknown
 
-        run.compiled, run.batch_unknown = compiled, batch_unknown
+        run.compiled, run.compiled_with_given, run.batch_unknown = compiled, with_given, batch_unknown
         return run
 
     @staticmethod
