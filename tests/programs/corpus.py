@@ -57,6 +57,7 @@ PROGRAMS = (
     Program("data_guide_windows"),
     # It prints only wall times (its standard output: `benchmark`'s lines; tf.print writes to standard error).
     Program("data_performance", mask=r"Execution time: [0-9.e-]+"),
+    Program("text_classification_rnn"),
 )
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
