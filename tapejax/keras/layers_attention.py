@@ -113,6 +113,25 @@ class AdditiveAttention(_BaseAttention):
         return tf.reduce_sum(scale * tf.tanh(q + k), axis=-1)
 
 
+def _projection(free: int, bound: int, output: int) -> tuple[str, str]:
+    """Keras's einsum of a projection keeping `free` axes, contracting `bound` with the kernel, adding `output`:
+    (equation, bias axes); (2, 1, 2) is "abc,cde->abde"."""
+    kept, contracted, added = (string.ascii_lowercase[start:start + n] for start, n in
+                               ((0, free), (free, bound), (free + bound, output)))
+    return f"{kept}{contracted},{contracted}{added}->{kept}{added}", added
+
+
+def _attention_equations(rank: int, axes: tuple[int, ...]) -> tuple[str, str]:
+    """Keras's scores and combination einsums for projections of `rank` attending over `axes`: the other axes
+    but the last (the heads among them) are batch axes, and the scores are (batch axes, query axes, key axes)."""
+    target = string.ascii_lowercase[:rank]
+    batch = [i for i in range(rank) if i not in axes and i != rank - 1]
+    extra = iter(string.ascii_lowercase[rank:])
+    source = "".join(target[i] if i in batch or i == rank - 1 else next(extra) for i in range(rank))
+    product = "".join([target[i] for i in batch] + [target[i] for i in axes] + [source[i] for i in axes])
+    return f"{source},{target}->{product}", f"{product},{source}->{target}"
+
+
 class MultiHeadAttention(Layer):
     """Multi-head attention (`tf.keras.layers.MultiHeadAttention`): `mha(query, value, key=None,
     attention_mask=None, return_attention_scores=False, training=None, use_causal_mask=False)` over the steps
@@ -137,8 +156,8 @@ class MultiHeadAttention(Layer):
             if kwargs.pop(unsupported, None):
                 raise NotImplementedError(f"tapejax's MultiHeadAttention does not implement `{unsupported}` yet.")
         super().__init__(**kwargs)  # Keras 3 gives the activity regularizer to the projections only
-        if attention_axes is not None and list(np.atleast_1d(attention_axes)) != [1]:  # Keras writes [1]
-            raise NotImplementedError("tapejax's MultiHeadAttention attends over axis 1 only (attention_axes=None).")
+        self._attention_axes = None if attention_axes is None else tuple(
+            int(a) for a in np.atleast_1d(attention_axes))
         self.num_heads, self.key_dim = int(num_heads), int(key_dim)
         self.value_dim = int(value_dim) if value_dim else self.key_dim
         self.dropout, self.use_bias, self.seed = dropout, use_bias, seed
@@ -155,19 +174,29 @@ class MultiHeadAttention(Layer):
 
     def build(self, query_shape: Any, value_shape: Any = None, key_shape: Any = None) -> None:
         h = self.num_heads
-        q_dim = query_shape[-1]
+        query_shape = tf.TensorShape(query_shape)
+        value_shape = tf.TensorShape(value_shape or query_shape)
+        key_shape = tf.TensorShape(key_shape or value_shape)
         out = self._output_shape_arg
-        out = [q_dim] if out is None else ([out] if isinstance(out, int) else list(out))
-        self._query_dense = self._dense("query", "abc,cde->abde", [None, h, self.key_dim], "de")
-        self._key_dense = self._dense("key", "abc,cde->abde", [None, h, self.key_dim], "de")
-        self._value_dense = self._dense("value", "abc,cde->abde", [None, h, self.value_dim], "de")
-        letters = string.ascii_lowercase[5:5 + len(out)]
-        self._output_dense = self._dense("attention_output", f"abcd,cd{letters}->ab{letters}", [None, *out],
-                                         letters)
+        out = [query_shape[-1]] if out is None else ([out] if isinstance(out, int) else list(out))
+
+        def projection(name: str, shape: tf.TensorShape, bound: int, output: list[Any]) -> EinsumDense:
+            equation, bias_axes = _projection(shape.rank - 1, bound, len(output))
+            return self._dense(name, equation, [None] * (shape.rank - 2) + output, bias_axes)
+
+        self._query_dense = projection("query", query_shape, 1, [h, self.key_dim])
+        self._key_dense = projection("key", key_shape, 1, [h, self.key_dim])
+        self._value_dense = projection("value", value_shape, 1, [h, self.value_dim])
+        self._output_dense = projection("attention_output", query_shape, 2, out)
         self._query_dense.build(query_shape)
-        self._key_dense.build(key_shape or value_shape or query_shape)
-        self._value_dense.build(value_shape or query_shape)
-        self._output_dense.build(tf.TensorShape([None, None, h, self.value_dim]))
+        self._key_dense.build(key_shape)
+        self._value_dense.build(value_shape)
+        self._output_dense.build(tf.TensorShape([None] * (query_shape.rank - 1) + [h, self.value_dim]))
+        rank = query_shape.rank + 1  # of the projections: (batch, ..., heads, dim)
+        axes = tuple(range(1, rank - 2)) if self._attention_axes is None else tuple(
+            a if a >= 0 else rank - 1 + a for a in self._attention_axes)  # Keras's normalisation of the axes
+        self._attention_axes = axes
+        self._dot_product_equation, self._combine_equation = _attention_equations(rank, axes)
 
     def _build_for_call(self, inputs: Any) -> None:
         pass  # built in `call`, which sees the value and key too
@@ -191,7 +220,18 @@ class MultiHeadAttention(Layer):
         mask = self._attention_mask(query, value, query_mask, value_mask, key_mask, attention_mask, use_causal_mask)
         q, k, v = self._query_dense(query), self._key_dense(key), self._value_dense(value)
         scale = 1.0 / math.sqrt(float(self.key_dim))
-        mask = None if mask is None else tf.expand_dims(tf.cast(mask, tf.bool), 1)  # over the heads
+        n_axes = len(self._attention_axes)
+        scores_rank = q.shape.rank - 1 + n_axes
+        if mask is not None:  # Keras: expanded before the query axes (over the heads, and batch-like axes)
+            mask = tf.cast(mask, tf.bool)
+            for _ in range(scores_rank - mask.shape.rank):
+                mask = tf.expand_dims(mask, -2 * n_axes - 1)
+        if q.shape.rank != 4:  # Keras 3's own path only, with the equations of the attention axes
+            scores = tf.einsum(self._dot_product_equation, k, q * tf.cast(scale, q.dtype))
+            weights = masked_softmax(scores, mask, list(range(scores_rank - n_axes, scores_rank)))
+            dropped = _dropout(weights, self.dropout if training else 0.0, self.seed)
+            output = self._output_dense(tf.einsum(self._combine_equation, dropped, v))
+            return (output, weights) if return_attention_scores else output
         if not (self.dropout > 0.0 or return_attention_scores):
             # Keras 3's dot_product_attention: the scores scaled, masked positions set to -0.7 * float32's
             # largest (the gradient stops there); a row with every position masked averages the values.

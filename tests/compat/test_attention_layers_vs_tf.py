@@ -48,6 +48,42 @@ def test_multi_head_attention_agrees_with_keras(kwargs, call):
     np.testing.assert_allclose(compiled[0].numpy(), results[0][0], rtol=1e-4, atol=1e-5)
 
 
+_IMAGE = np.random.default_rng(32).normal(size=(2, 3, 4, 5)).astype(np.float32)
+_OTHER = np.random.default_rng(33).normal(size=(2, 2, 3, 5)).astype(np.float32)
+
+
+@pytest.mark.parametrize("kwargs, inputs, call", [
+    ({"attention_axes": (1, 2)}, (_IMAGE, _IMAGE), {}),
+    ({"attention_axes": (1, 2), "output_shape": (2, 3)}, (_IMAGE, _OTHER), {"return_attention_scores": True}),
+    ({"attention_axes": 2}, (_IMAGE, _IMAGE), {"attention_mask": np.random.default_rng(34).random((2, 3, 4, 4)) > 0.3}),
+    ({"attention_axes": (2,), "dropout": 0.5}, (_IMAGE, _IMAGE), {"return_attention_scores": True}),
+    ({}, (_IMAGE, _IMAGE), {}),
+    ({"attention_axes": (-3, -2)}, (_IMAGE, _IMAGE), {}),
+    ({"attention_axes": 1}, _inputs(), {"attention_mask": np.tril(np.ones((4, 5), bool), 1)}),
+], ids=["two_axes", "two_axes_cross_scores_output_shape", "one_axis_masked", "dropout_in_inference",
+        "rank4_default", "negative_axes", "rank3_axis1_mask_without_batch"])
+def test_multi_head_attention_over_other_axes_agrees_with_keras(kwargs, inputs, call):
+    # attention_axes: video/image attention over several axes, the other axes as batch axes
+    layers = [tf.keras.layers.MultiHeadAttention(num_heads=2, key_dim=3, name="mha", **kwargs)
+              for tf in (tf_real, tapejax)]
+    for layer in layers:
+        layer(*inputs)
+    assert [(w.path, tuple(w.shape)) for w in layers[1].weights] == [(w.path, tuple(w.shape)) for w in
+                                                                      layers[0].weights]
+    layers[1].set_weights(layers[0].get_weights())
+    results = []
+    for tf, layer in zip((tf_real, tapejax), layers):
+        q, v = tf.constant(inputs[0]), tf.constant(inputs[1])
+        with tf.GradientTape() as tape:
+            tape.watch([q, v])
+            out = layer(q, v, training=False, **call)
+            loss = sum(tf.reduce_sum(t * tf.cos(t)) for t in tf.nest.flatten(out))
+        results.append([t.numpy() for t in tf.nest.flatten(out)] +
+                       [g.numpy() for g in tape.gradient(loss, [q, v] + layer.trainable_weights)])
+    for got, expected in zip(results[1], results[0]):
+        np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5)
+
+
 @pytest.mark.parametrize("name, kwargs, call", [
     ("Attention", {}, {}), ("Attention", {"use_scale": True}, {"return_attention_scores": True}),
     ("Attention", {"score_mode": "concat"}, {"use_causal_mask": True}), ("AdditiveAttention", {}, {}),
