@@ -150,6 +150,10 @@ class Layer(LayerNames, tf.Module):
     # for it, since its calls build nothing.
     _built_at_init = False
     supports_masking = False  # Keras's: a layer that passes its inputs' mask on to its outputs
+    # Keras 3 passes integer and boolean inputs on as they are, but the layers whose ops meet them with float
+    # weights or average them (Dense, the normalisations, recurrent layers, average pooling) compute in float32:
+    # its ops promote. Those layers set this, and `_convert_input` casts such inputs to the layer's dtype for them.
+    _casts_integer_inputs = False
 
     def __init__(self, trainable: bool = True, name: str | None = None, dtype: Any = None,
                  activity_regularizer: Any = None, **kwargs: Any):
@@ -311,12 +315,15 @@ class Layer(LayerNames, tf.Module):
 
     def _convert_input(self, value: Any) -> Any:
         # Keras 3 converts NumPy inputs, and casts floating inputs to the layer's dtype (a float64 batch into a
-        # float32 layer computes in float32).
+        # float32 layer computes in float32). A float input of the layer's dtype passes untouched (no op).
         if isinstance(value, np.ndarray):
-            floating = np.issubdtype(value.dtype, np.floating)
-            return tf.convert_to_tensor(value.astype(self.dtype.as_numpy_dtype) if floating else value)
-        if isinstance(value, tf.Tensor) and value.dtype.is_floating and value.dtype != self.dtype:
-            return tf.cast(value, self.dtype)
+            cast = np.issubdtype(value.dtype, np.floating) or (self._casts_integer_inputs and (
+                np.issubdtype(value.dtype, np.integer) or value.dtype == np.bool_))
+            return tf.convert_to_tensor(value.astype(self.dtype.as_numpy_dtype) if cast else value)
+        if isinstance(value, tf.Tensor) and value.dtype != self.dtype:
+            dtype = value.dtype
+            if dtype.is_floating or (self._casts_integer_inputs and (dtype.is_integer or dtype == tf.bool)):
+                return tf.cast(value, self.dtype)
         return value
 
     def _build_for_call(self, inputs: Any) -> None:
@@ -711,6 +718,7 @@ class Dense(Layer):
     """`activation(inputs @ kernel + bias)` (`tf.keras.layers.Dense`)."""
 
     supports_masking = True
+    _casts_integer_inputs = True
     kernel = built_weight("The (input features, units) weight matrix, made by `build`.")
 
     def __init__(self, units: int, activation: Any = None, use_bias: bool = True,
@@ -786,6 +794,7 @@ class BatchNormalization(_Normalization):
     """
 
     supports_masking = True
+    _casts_integer_inputs = True
 
     def __init__(self, axis: int = -1, momentum: float = 0.99, epsilon: float = 1e-3, center: bool = True,
                  scale: bool = True, synchronized: bool = False, **kwargs: Any):
@@ -929,7 +938,9 @@ class Dropout(Layer):
 
 class LayerNormalization(_Normalization):
     """Normalises each example over `axis`, an axis or a list of them (`tf.keras.layers.LayerNormalization`), with
-    Keras 3's arithmetic: `tf.nn.moments` over `axis`, then BatchNormalization's affine output."""
+    Keras 3's arithmetic: `tf.nn.moments` over `axis`, then BatchNormalization's affine output. Integer inputs
+    come out as Keras 3's do: normalised in float, truncated to integers, then cast to the layer's float dtype.
+    """
 
     supports_masking = True
 
@@ -944,6 +955,11 @@ class LayerNormalization(_Normalization):
         self.rms_scaling = rms_scaling
 
     def call(self, inputs: Any) -> Any:
+        if not inputs.dtype.is_floating:  # Keras 3's op casts its float result back to the inputs' dtype
+            outputs = self.call(tf.cast(inputs, self.dtype))
+            if inputs.dtype.is_integer:  # as TF's cast: truncated to int32 first, so -1.2 is 255 in uint8
+                outputs = tf.cast(outputs, tf.int32)
+            return tf.cast(tf.cast(outputs, inputs.dtype), self.dtype)
         rank = inputs.shape.rank
         axes = sorted(a % rank for a in (self.axis if isinstance(self.axis, list | tuple) else [self.axis]))
         if self.rms_scaling:

@@ -99,6 +99,8 @@ class Attention(_BaseAttention):
 class AdditiveAttention(_BaseAttention):
     """Additive attention (`tf.keras.layers.AdditiveAttention`): scores `sum(scale * tanh(query + key))`."""
 
+    _casts_integer_inputs = True  # Keras's tanh promotes integer inputs (uint8's query + key wraps first in TF)
+
     def __init__(self, use_scale: bool = True, dropout: float = 0.0, **kwargs: Any):
         super().__init__(use_scale, "concat", dropout, **kwargs)
 

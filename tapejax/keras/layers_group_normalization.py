@@ -67,6 +67,8 @@ class GroupNormalization(Layer):
 
     def call(self, inputs: Any) -> Any:
         inputs = tf.convert_to_tensor(inputs)
+        if not inputs.dtype.is_floating:  # Keras 3's op casts its float result back to the integers' dtype
+            return tf.cast(tf.cast(self.call(tf.cast(inputs, self.dtype)), inputs.dtype), self.dtype)
         rank = inputs.shape.rank
         axis = self.axis % rank
         dynamic = tf.shape(inputs)

@@ -88,7 +88,14 @@ class _GlobalPooling(Layer):
         return type(self)._reduce(inputs, axis=self._axes(), keepdims=self.keepdims)
 
 
-class GlobalAveragePooling1D(_GlobalPooling):
+class _GlobalAveraging(_GlobalPooling):
+    """The mean over every spatial axis: of integers too, in the layer's float dtype, as in Keras 3 (TF's
+    average pooling kernels take only floats, so `AveragePooling*D` rejects integers there as here)."""
+
+    _casts_integer_inputs = True
+
+
+class GlobalAveragePooling1D(_GlobalAveraging):
     """The mean over the steps (`tf.keras.layers.GlobalAveragePooling1D`); masked steps are left out.
 
     >>> import tapejax as tf
@@ -112,7 +119,7 @@ class GlobalAveragePooling1D(_GlobalPooling):
         return None
 
 
-class GlobalAveragePooling2D(_GlobalPooling):
+class GlobalAveragePooling2D(_GlobalAveraging):
     """The mean over the spatial axes (`tf.keras.layers.GlobalAveragePooling2D`).
 
     >>> import tapejax as tf
@@ -123,7 +130,7 @@ class GlobalAveragePooling2D(_GlobalPooling):
     rank = 2
 
 
-class GlobalAveragePooling3D(_GlobalPooling):
+class GlobalAveragePooling3D(_GlobalAveraging):
     """The mean over the spatial axes (`tf.keras.layers.GlobalAveragePooling3D`)."""
 
     rank = 3

@@ -28,14 +28,19 @@ class Rescaling(Layer):
     """
 
     _built_at_init = True
+    _casts_integer_inputs = True
 
     def __init__(self, scale: Any, offset: Any = 0.0, **kwargs: Any):
         super().__init__(**kwargs)
         self.scale, self.offset = scale, offset
 
     def call(self, inputs: Any) -> Any:
-        x = tf.cast(inputs, self.dtype)
-        return x * tf.cast(self.scale, self.dtype) + tf.cast(self.offset, self.dtype)
+        return inputs * tf.cast(self.scale, self.dtype) + tf.cast(self.offset, self.dtype)
+
+
+def _as_tensor(inputs: Any, dtype: tf.DType) -> Any:
+    """A tensor as it is (`Layer._convert_input` cast it already); nested lists in `dtype`, as Keras's ops cast."""
+    return inputs if isinstance(inputs, tf.Tensor | tf.Variable) else tf.cast(inputs, dtype)
 
 
 def _images_last(inputs: Any, data_format: str) -> tuple[Any, bool]:
@@ -57,7 +62,20 @@ def _images_back(x: Any, data_format: str, added: bool) -> Any:
 
 class Resizing(Layer):
     """Resizes images to (height, width) with `tf.image.resize` (`tf.keras.layers.Resizing`);
-    `crop_to_aspect_ratio` crops the largest centred window of the target's aspect ratio first."""
+    `crop_to_aspect_ratio` crops the largest centred window of the target's aspect ratio first.
+
+    Integer images keep their dtype, as in Keras 3: resampled in the layer's float dtype, then rounded half to
+    even and clipped to the dtype's range ("nearest" copies the integers exactly).
+
+    >>> import numpy as np, tapejax as tf
+    >>> tf.keras.layers.Resizing(1, 8)(np.array([0, 2, 4, 6], np.uint8).reshape(1, 1, 4, 1)).numpy().ravel()
+    array([0, 0, 2, 2, 4, 4, 6, 6], dtype=uint8)
+
+    Differences from TensorFlow:
+      An int32 or int64 result that reaches 2**31 (2**63) in float32 is clipped to the largest float32 below it;
+      TF's cast makes it the dtype's minimum. Where the float resample lies within an ulp of a half, the rounding
+      can differ by 1 (`tf.image.resize` computes with one weight matrix per axis, not TF's kernels' arithmetic).
+    """
 
     _built_at_init = True
 
@@ -72,23 +90,36 @@ class Resizing(Layer):
         self.data_format = _data_format(data_format)
 
     def call(self, inputs: Any) -> Any:
-        x, added = _images_last(inputs, self.data_format)
+        x, added = _images_last(tf.convert_to_tensor(inputs), self.data_format)  # a nested list keeps its dtype
         if self.crop_to_aspect_ratio:
-            h, w = x.shape[1], x.shape[2]
-            crop_h = min(h, int(round(w * self.height / self.width)))
-            crop_w = min(w, int(round(h * self.width / self.height)))
-            top, left = (h - crop_h) // 2, (w - crop_w) // 2
-            x = x[:, top:top + crop_h, left:left + crop_w]
-        x = tf.image.resize(tf.cast(x, self.dtype), [self.height, self.width], method=self.interpolation,
+            x = _aspect_crop(x, self.height, self.width)
+        size = [self.height, self.width]
+        if x.dtype.is_integer and self.interpolation == "nearest":
+            return _images_back(tf.image.resize(x, size, method="nearest"), self.data_format, added)
+        # A float input has the layer's dtype already (`_convert_input`); resize makes float32 of other dtypes.
+        y = tf.image.resize(x if x.dtype == self.dtype else tf.cast(x, self.dtype), size, method=self.interpolation,
                             antialias=self.antialias)
-        return _images_back(tf.cast(x, self.dtype), self.data_format, added)
+        if x.dtype.is_integer:
+            return _images_back(_saturate(tf.round(y), x.dtype), self.data_format, added)
+        return _images_back(y if y.dtype == self.dtype else tf.cast(y, self.dtype), self.data_format, added)
+
+
+def _saturate(x: Any, dtype: tf.DType) -> Any:
+    """Float `x` cast to the integer `dtype`, clipped first to the dtype's range as `x`'s dtype holds it (the
+    largest float below int32's maximum is 2**31 - 128)."""
+    info, floating = np.iinfo(dtype.as_numpy_dtype), x.dtype.as_numpy_dtype
+    low, high = np.array(info.min, floating), np.array(info.max, floating)
+    if int(high) > info.max:
+        high = np.nextafter(high, floating(0))
+    return tf.cast(tf.clip_by_value(x, low, high), dtype)
 
 
 class CenterCrop(Layer):
     """Crops the centre (height, width) window of images, resizing up first if they are smaller
-    (`tf.keras.layers.CenterCrop`)."""
+    (`tf.keras.layers.CenterCrop`); integer images come out in the layer's float dtype, as in Keras 3."""
 
     _built_at_init = True
+    _casts_integer_inputs = True
 
     def __init__(self, height: int, width: int, data_format: str | None = None, **kwargs: Any):
         super().__init__(**kwargs)
@@ -96,19 +127,24 @@ class CenterCrop(Layer):
         self.data_format = _data_format(data_format)
 
     def call(self, inputs: Any) -> Any:
-        x, added = _images_last(tf.cast(inputs, self.dtype), self.data_format)
+        x, added = _images_last(_as_tensor(inputs, self.dtype), self.data_format)
         h, w = x.shape[1], x.shape[2]
         if h < self.height or w < self.width:  # Keras resizes (cropped to the aspect ratio) instead
-            return _images_back(_resize_cropped(x, self.height, self.width), self.data_format, added)
+            x = tf.image.resize(_aspect_crop(x, self.height, self.width), [self.height, self.width])
+            return _images_back(x, self.data_format, added)
         top, left = (h - self.height) // 2, (w - self.width) // 2
         return _images_back(x[:, top:top + self.height, left:left + self.width], self.data_format, added)
 
 
-def _resize_cropped(x: Any, height: int, width: int) -> Any:
+def _aspect_crop(x: Any, height: int, width: int) -> Any:
+    """The largest centred window of the batched channels-last images `x` with the aspect ratio of (height,
+    width), sized as Keras 3 sizes it: `w * height / width` rows in float32, truncated (not rounded), at least 1;
+    the columns alike."""
     h, w = x.shape[1], x.shape[2]
-    crop_h, crop_w = min(h, int(round(w * height / width))), min(w, int(round(h * width / height)))
+    crop_h = max(1, min(h, int(np.float32(w * height) / np.float32(width))))
+    crop_w = max(1, min(w, int(np.float32(h * width) / np.float32(height))))
     top, left = (h - crop_h) // 2, (w - crop_w) // 2
-    return tf.image.resize(x[:, top:top + crop_h, left:left + crop_w], [height, width])
+    return x[:, top:top + crop_h, left:left + crop_w]
 
 
 class Normalization(Layer):
@@ -123,6 +159,8 @@ class Normalization(Layer):
     array([[0.],
            [2.]], dtype=float32)
     """
+
+    _casts_integer_inputs = True
 
     def __init__(self, axis: Any = -1, mean: Any = None, variance: Any = None, invert: bool = False,
                  **kwargs: Any):
@@ -177,27 +215,27 @@ class Normalization(Layer):
         return tf.reshape(self.adapt_mean, self._shape), tf.reshape(self.adapt_variance, self._shape)
 
     def call(self, inputs: Any) -> Any:
-        x = tf.cast(inputs, self.dtype)
         mean, variance = self._stats()
         if self.invert:
-            return mean + x * tf.maximum(tf.sqrt(variance), 1e-7)
-        return (x - mean) / tf.maximum(tf.sqrt(variance), 1e-7)
+            return mean + inputs * tf.maximum(tf.sqrt(variance), 1e-7)
+        return (inputs - mean) / tf.maximum(tf.sqrt(variance), 1e-7)
 
 
 class _RandomImage(Layer):
-    """An augmentation of images: `augment` when training, the inputs (cast) otherwise."""
+    """An augmentation of images: `augment` when training, the inputs (integers cast) otherwise."""
 
     _built_at_init = True
+    _casts_integer_inputs = True
 
     def __init__(self, seed: int | None = None, data_format: str | None = None, **kwargs: Any):
         super().__init__(**kwargs)
         self.seed, self.data_format = seed, _data_format(data_format)
 
     def call(self, inputs: Any, training: bool = True) -> Any:
-        x = tf.cast(inputs, self.dtype) if not tf.as_dtype(inputs.dtype).is_floating else inputs
+        inputs = _as_tensor(inputs, self.dtype)
         if not training:
-            return x
-        images, added = _images_last(x, self.data_format)
+            return inputs
+        images, added = _images_last(inputs, self.data_format)
         return _images_back(self.augment(images), self.data_format, added)
 
 

@@ -141,8 +141,11 @@ class _UpSampling(_Spatial):
         if self.interpolation != "nearest":  # Keras resizes with tf.image.resize (2-D only)
             x = inputs if self.data_format == "channels_last" else tf.transpose(inputs, [0, 2, 3, 1])
             height, width = x.shape[1], x.shape[2]
-            x = tf.image.resize(x, [height * self.size[0], width * self.size[1]], method=self.interpolation)
-            return x if self.data_format == "channels_last" else tf.transpose(x, [0, 3, 1, 2])
+            resized = tf.image.resize(x, [height * self.size[0], width * self.size[1]], method=self.interpolation)
+            if not x.dtype.is_floating:  # Keras 3 keeps integer images integers, rounded, as Resizing does
+                from tapejax.keras.layers_preprocessing import _saturate
+                resized = _saturate(tf.round(resized), x.dtype)
+            return resized if self.data_format == "channels_last" else tf.transpose(resized, [0, 3, 1, 2])
         for axis, factor in zip(self._spatial_axes(), self.size):
             if factor != 1:
                 inputs = tf.repeat(inputs, factor, axis=axis)

@@ -20,6 +20,7 @@ class _Cell(Layer):
     """What the built-in cells share: their weights and dropout masks; `gates` blocks of `units` columns."""
 
     gates = 1
+    _casts_integer_inputs = True  # Keras's matmul with the float kernel promotes integer inputs
 
     def __init__(self, units: int, activation: Any = "tanh", recurrent_activation: Any = "sigmoid",
                  use_bias: bool = True, kernel_initializer: Any = "glorot_uniform",
@@ -281,6 +282,7 @@ class RNN(Layer):
     `stateful` (the final states kept in variables for the next call; `reset_states()` zeroes them)."""
 
     supports_masking = True
+    _casts_integer_inputs = True
 
     def __init__(self, cell: Any, return_sequences: bool = False, return_state: bool = False,
                  go_backwards: bool = False, stateful: bool = False, unroll: bool = False,

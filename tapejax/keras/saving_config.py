@@ -81,9 +81,8 @@ def _value(value: Any, what: str) -> Any:
         return value.name
     if isinstance(value, Layer):
         return serialize(value)
-    for name, function in activations._BY_NAME.items():
-        if value is function:
-            return name
+    if callable(value) and getattr(value, "__name__", None) in activations._BY_NAME:
+        return value.__name__  # as Keras 3: a function named as an activation (tf.nn.relu too) by its name
     if hasattr(value, "get_config"):
         module = type(value).__module__.replace("tapejax.", "").split(".")
         return {"module": ".".join(module[:2]) if module[0] == "keras" else "keras.initializers",

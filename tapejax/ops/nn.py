@@ -52,6 +52,8 @@ def _softsign(features):
 
 
 def _leaky_relu(features, alpha=0.2):
+    if jnp.issubdtype(features.dtype, jnp.integer):  # TF computes integer features in float32
+        features = features.astype(jnp.float32)
     return jnp.where(features > 0, features, features * alpha)
 
 

@@ -82,7 +82,7 @@ def test_batch_normalization_training_and_inference():
 
 
 def test_unknown_names_fail_clearly():
-    with pytest.raises(ValueError, match="Unknown activation 'rellu'"):
+    with pytest.raises(ValueError, match="Could not interpret activation function identifier: rellu"):
         tf.keras.layers.Dense(2, activation="rellu")
     with pytest.raises(ValueError, match="Unknown initializer"):
         tf.keras.layers.Dense(2, kernel_initializer="glorot")(tf.ones([1, 2]))
