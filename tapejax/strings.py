@@ -17,6 +17,8 @@ from tapejax.ops.strings import bytes_split as bytes_split
 from tapejax.ops.strings import unicode_split as unicode_split
 from tapejax.ops.strings import unicode_decode as unicode_decode
 from tapejax.ops.strings import unicode_encode as unicode_encode
+from tapejax.ops.strings import to_hash_bucket_fast as to_hash_bucket_fast
+from tapejax.ops.strings import to_hash_bucket_strong as to_hash_bucket_strong
 
 from tapejax._src.errors import missing_symbols as _missing_symbols  # noqa: E402
 

@@ -1068,6 +1068,7 @@ from tapejax.keras.layers_einsum import EinsumDense as EinsumDense  # noqa: E402
 from tapejax.keras.layers_noise import AlphaDropout as AlphaDropout  # noqa: E402
 from tapejax.keras.layers_categorical import CategoryEncoding as CategoryEncoding  # noqa: E402
 from tapejax.keras.layers_categorical import Discretization as Discretization  # noqa: E402
+from tapejax.keras.layers_categorical import Hashing as Hashing  # noqa: E402
 
 from tapejax._src.errors import missing_symbols as _missing_symbols  # noqa: E402
 

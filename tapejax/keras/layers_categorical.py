@@ -4,8 +4,8 @@ vectors) and Discretization (numbers to the ids of the bins they fall in, encode
 The encodings follow Keras 3 on TF, rank by rank: a scalar is a batch of one id; `one_hot` adds an axis of
 `depth` (replacing a last axis of size 1); `multi_hot` and `count` reduce a vector to one row and a matrix row by
 row (TF's bincount: ids >= depth count nowhere, a negative id is an InvalidArgumentError); from rank 3 on they
-reduce axis 1 (Keras's one-hot path: negative ids count nowhere). Hashing is not here: tapejax has neither of
-TF's string hashes (`tf.strings.to_hash_bucket_fast` / `_strong`).
+reduce axis 1 (Keras's one-hot path: negative ids count nowhere). Hashing hashes values into such ids with TF's
+string hashes (tapejax/ops/string_hashes.py).
 """
 
 from __future__ import annotations
@@ -222,3 +222,64 @@ def _compress(summary: np.ndarray, epsilon: float) -> np.ndarray:
     reached = np.interp(quantiles, fractions, cumulative)
     weights = reached - np.concatenate((np.array([0]), reached[:-1]))
     return np.stack((values, weights)).astype(np.float32)
+
+
+class Hashing(Layer):
+    """Hashes strings (or integers, as their decimal strings) into `num_bins` bins (`tf.keras.layers.Hashing`):
+    `tf.strings.to_hash_bucket_fast` (FarmHash's fingerprint), or `_strong` (SipHash) keyed by `salt` (an int or
+    two); with `mask_value`, that value is bin 0 and the others hash into bins 1 to `num_bins - 1`. The ids come
+    out as int64, or encoded as CategoryEncoding's modes.
+
+    >>> import tapejax as tf
+    >>> tf.keras.layers.Hashing(num_bins=3)(tf.constant([["A"], ["B"], ["C"], ["D"], ["E"]])).numpy().ravel()
+    array([1, 0, 1, 1, 2])
+    """
+
+    _built_at_init = True
+
+    def __init__(self, num_bins: int, mask_value: Any = None, salt: Any = None, output_mode: str = "int",
+                 sparse: bool = False, **kwargs: Any):
+        if kwargs.get("dtype") is None:
+            kwargs["dtype"] = "int64" if output_mode == "int" else "float32"
+        super().__init__(**kwargs)
+        if num_bins is None or num_bins <= 0:
+            raise ValueError(f"The `num_bins` for `Hashing` cannot be `None` or non-positive values. Received: "
+                             f"num_bins={num_bins}.")
+        if output_mode == "int" and self.dtype.name not in ("int32", "int64"):
+            raise ValueError(f"When `output_mode=\"int\"`, `dtype` should be an integer type, 'int32' or 'in64'. "
+                             f"Received: dtype={kwargs['dtype']}")
+        if output_mode not in ("int", *_MODES):
+            raise ValueError(f"Invalid value for argument `output_mode`. Expected one of ('int', 'one_hot', "
+                             f"'multi_hot', 'count'). Received: output_mode={output_mode}")
+        if sparse and output_mode == "int":
+            raise ValueError(f"`sparse` may only be true if `output_mode` is `\"one_hot\"`, `\"multi_hot\"`, or "
+                             f"`\"count\"`. Received: sparse={sparse} and output_mode={output_mode}")
+        if salt is not None and not (isinstance(salt, int) or isinstance(salt, list | tuple) and len(salt) == 2):
+            raise ValueError(f"The `salt` argument for `Hashing` can only be a tuple of size 2 integers, or a single "
+                             f"integer. Received: salt={salt}.")
+        self.num_bins, self.mask_value, self.output_mode, self.sparse = num_bins, mask_value, output_mode, sparse
+        self.salt = None if salt is None else [salt, salt] if isinstance(salt, int) else list(salt)
+
+    def call(self, inputs: Any) -> Any:
+        inputs = tf.convert_to_tensor(inputs)
+        if self.output_mode == "one_hot" and inputs.shape.rank and inputs.shape[-1] == 1:
+            inputs = tf.squeeze(inputs, -1)
+        bins, mask = self.num_bins, None
+        if self.mask_value is not None and bins > 1:
+            bins -= 1
+            mask = tf.equal(inputs, self.mask_value)
+        values = tf.cast(inputs, tf.int64) if inputs.dtype.is_floating else inputs
+        values = tf.strings.as_string(values) if values.dtype != tf.string else values
+        if self.salt is not None:
+            ids = tf.strings.to_hash_bucket_strong(values, bins, self.salt)
+        else:
+            ids = tf.strings.to_hash_bucket_fast(values, bins)
+        if mask is not None:
+            ids = tf.where(mask, tf.zeros_like(ids), ids + 1)
+        if self.output_mode == "int":
+            return tf.cast(ids, self.dtype)
+        return encode(ids, self.output_mode, self.num_bins, self.dtype, sparse=self.sparse)
+
+    def get_config(self) -> dict[str, Any]:
+        return {**super().get_config(), "num_bins": self.num_bins, "salt": self.salt, "mask_value": self.mask_value,
+                "output_mode": self.output_mode, "sparse": self.sparse}

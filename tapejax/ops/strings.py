@@ -20,6 +20,7 @@ from tapejax._src import dtypes, errors
 from tapejax._src.printing import format_array
 from tapejax._src.string_values import HostValueError, is_host, to_bytes_array
 from tapejax._src.tensor import EagerTensor, Tensor, _Operators
+from tapejax.ops import string_hashes
 from tapejax.ops.array import convert_to_tensor
 
 
@@ -286,3 +287,24 @@ def unicode_encode(input: Any, output_encoding: str, errors: str = "replace", re
     out = np.empty(codes.shape[:-1], dtype=object)
     out.ravel()[:] = ["".join(map(chr, row)).encode(output_encoding) for row in codes.reshape(-1, codes.shape[-1])]
     return _tensor(out)
+
+
+def to_hash_bucket_fast(input: Any, num_buckets: int, name: str | None = None):  # noqa: A002
+    """Each string's bucket, FarmHash's Fingerprint64 of its bytes modulo `num_buckets`, as int64
+    (`tf.strings.to_hash_bucket_fast`)."""
+    strings = _strings(input, "StringToHashBucketFast")
+    return _tensor(string_hashes.buckets(strings, num_buckets, string_hashes.fingerprint64, "StringToHashBucketFast"))
+
+
+def to_hash_bucket_strong(input: Any, num_buckets: int, key: Any, name: str | None = None):  # noqa: A002
+    """Each string's bucket, SipHash-2-4 keyed by `key` (two integers) of its bytes modulo `num_buckets`, as int64
+    (`tf.strings.to_hash_bucket_strong`)."""
+    strings = _strings(input, "StringToHashBucketStrong")
+    key = list(key)
+    if len(key) != 2:
+        raise errors.invalid_argument("StringToHashBucketStrong", "Key must have 2 elements")
+    if any(not -2**63 <= int(k) < 2**63 for k in key):  # TF's attribute is a list of int64
+        raise OverflowError("int too big to convert")
+    k0, k1 = (int(k) & string_hashes.MASK for k in key)  # which the kernel reads as two uint64
+    return _tensor(string_hashes.buckets(strings, num_buckets, lambda s: string_hashes.siphash24(s, k0, k1),
+                                         "StringToHashBucketStrong"))

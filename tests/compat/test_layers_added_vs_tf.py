@@ -568,3 +568,38 @@ def test_checkpoints_of_einsum_dense_and_multi_head_attention_load_both_ways(tmp
         target.train.Checkpoint(mha=restored[0], dense=restored[1]).restore(path)
         for a, b in zip(saved[0].weights + saved[1].weights, restored[0].weights + restored[1].weights):
             np.testing.assert_array_equal(np.asarray(b), np.asarray(a))
+
+
+_WORDS = [["A"], ["B"], ["C"], ["D"], ["E"], [""], ["caf\u00e9"], ["a much longer string than sixteen bytes"]]
+
+
+@pytest.mark.parametrize("kwargs, inputs", [
+    ({"num_bins": 3}, _WORDS),
+    ({"num_bins": 1000}, _WORDS),
+    ({"num_bins": 3, "mask_value": ""}, _WORDS),
+    ({"num_bins": 3, "salt": 133}, _WORDS),
+    ({"num_bins": 3, "salt": [133, 137]}, _WORDS),
+    ({"num_bins": 5}, np.array([[1], [22], [-3], [1000000]], np.int64)),
+    ({"num_bins": 5}, np.array([[1.7], [-3.2]], np.float32)),
+    ({"num_bins": 5, "mask_value": 0}, np.array([[0, 1], [2, 0]], np.int32)),
+    ({"num_bins": 4, "output_mode": "one_hot"}, [["a"], ["b"], ["c"]]),
+    ({"num_bins": 4, "output_mode": "multi_hot"}, [["a", "b", "a"], ["c", "d", "e"]]),
+    ({"num_bins": 4, "output_mode": "count", "salt": 9}, [["a", "b", "a"], ["c", "d", "e"]]),
+    ({"num_bins": 3, "dtype": "int32"}, _WORDS),
+], ids=lambda v: str(v)[:40])
+def test_hashing_agrees_with_keras(kwargs, inputs):
+    results = []
+    for tf in (tf_real, tapejax):
+        y = tf.keras.layers.Hashing(**kwargs)(tf.constant(inputs))
+        results.append((y.dtype.name, y.numpy()))
+    assert results[1][0] == results[0][0]
+    np.testing.assert_array_equal(results[1][1], results[0][1])
+
+
+@pytest.mark.parametrize("kwargs", [{"num_bins": 0}, {"num_bins": 3, "salt": "x"}, {"num_bins": 3, "output_mode": "x"},
+                                    {"num_bins": 3, "sparse": True}, {"num_bins": 3, "dtype": "float32"}])
+def test_hashing_rejects_what_keras_rejects(kwargs):
+    with pytest.raises(ValueError):
+        tf_real.keras.layers.Hashing(**kwargs)
+    with pytest.raises(ValueError):
+        tapejax.keras.layers.Hashing(**kwargs)

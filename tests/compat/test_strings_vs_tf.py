@@ -205,3 +205,33 @@ def test_dataset_of_strings_matches_tf():
                 list(ds.filter(lambda s: tf.strings.length(s) > 1).as_numpy_iterator()),
                 list(numbers.as_numpy_iterator()))
     _same(pipeline)
+
+
+def _random_strings(seed):
+    rng = np.random.default_rng(seed)
+    lengths = list(range(0, 140)) + [200, 255, 256, 257, 1000, 4097]  # every branch of FarmHash's fingerprint
+    return [bytes(rng.integers(0, 256, size=n, dtype=np.uint8)) for n in lengths] + ["caf\u00e9".encode(), b"a b"]
+
+
+@pytest.mark.parametrize("num_buckets", [1, 7, 1000, 2**63 - 1])
+def test_string_hash_buckets_are_tfs_bit_for_bit(num_buckets):
+    strings = np.array(_random_strings(num_buckets % 97), dtype=object).reshape(-1, 1)
+    for fn, extra in (("to_hash_bucket_fast", ()), ("to_hash_bucket_strong", ([12345, 2**63 - 7],)),
+                      ("to_hash_bucket_strong", ([-1, 0],))):
+        theirs = getattr(tf_real.strings, fn)(tf_real.constant(strings), num_buckets, *extra)
+        ours = getattr(tapejax.strings, fn)(tapejax.constant(strings), num_buckets, *extra)
+        assert ours.dtype.name == theirs.dtype.name and ours.shape == tuple(theirs.shape)
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+@pytest.mark.parametrize("call", [
+    lambda tf: tf.strings.to_hash_bucket_fast(["a"], 0),
+    lambda tf: tf.strings.to_hash_bucket_fast([1], 3),
+    lambda tf: tf.strings.to_hash_bucket_strong(["a"], 3, [1]),
+], ids=["no_buckets", "numbers", "short_key"])
+def test_string_hash_errors_are_tfs_types(call):
+    with pytest.raises(Exception) as theirs:
+        call(tf_real)
+    with pytest.raises(Exception) as ours:
+        call(tapejax)
+    assert isinstance(ours.value, type(theirs.value)) or type(ours.value).__name__ == type(theirs.value).__name__
