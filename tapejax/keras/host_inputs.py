@@ -22,6 +22,7 @@ import jax
 import numpy as np
 
 import tapejax as tf
+from tapejax._src.string_values import is_text
 
 _GIVEN = threading.local()  # .outputs: id(layer) -> its output in the step being traced
 
@@ -44,7 +45,7 @@ def given(layers: tuple[Any, ...], outputs: list[Any]) -> Iterator[None]:
 def _is_string(value: Any) -> bool:
     if isinstance(value, tf.Tensor):
         return value.dtype == tf.string
-    return isinstance(value, np.ndarray) and value.dtype == object
+    return isinstance(value, np.ndarray) and is_text(value)  # str, bytes or object arrays of them
 
 
 def split(model: Any, data: Any) -> tuple[Any, tuple[Any, ...], list[Any]] | None:
