@@ -21,6 +21,8 @@ from tapejax._src.dtypes import uint64 as uint64
 from tapejax._src.dtypes import bool_ as bool  # noqa: F401 (TF names it bool)
 from tapejax._src.dtypes import string as string
 from tapejax.ops.array import cast as cast
+from tapejax.ops.graph import saturate_cast as saturate_cast
+from tapejax.ops.math import complex as complex  # noqa: A004 (TF's name)
 
 from tapejax._src.errors import missing_symbols as _missing_symbols  # noqa: E402
 

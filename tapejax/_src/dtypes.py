@@ -193,3 +193,27 @@ def infer_numpy_dtype(value: Any) -> np.dtype:
         return np.dtype(object)  # a string tensor (string_values.py)
     # TF's error for a value of no tensor type
     raise ValueError(f"Attempt to convert a value ({value!r}) with an unsupported type ({type(value)}) to a Tensor.")
+
+
+def cast_array(x: Any, target: np.dtype) -> Any:
+    """`x.astype(target)` with TF's `Cast` kernel's float -> integer conversion (a JAX array in, one out).
+
+    XLA's convert clamps a float outside the integer range and sends NaN to 0. TF's CPU kernel converts each element
+    as C does on x86-64: truncation toward zero, and NaN or a value outside int32 (int64 for uint32 and the 64-bit
+    types) becomes that type's minimum, whose low bits are kept: -1.2 -> uint8 255, 300.0 -> uint8 44, NaN -> int32
+    -2**31 and uint8 0. That is the answer TF gives for a scalar and for any array at every length for the 32- and
+    64-bit signed types and uint64. (Its vectorised loop clamps the 8- and 16-bit types and uint32 instead, on all
+    but an array's last elements: an answer that depends on the array's length, which tapejax does not copy.)
+    """
+    if x.dtype.kind != "f" and x.dtype != jnp.bfloat16 or target.kind not in "iu":
+        return x.astype(target)
+    if x.dtype.itemsize < 4:
+        x = x.astype(jnp.float32)  # half and bfloat16 widen exactly, as the kernel does
+    if target == np.uint64:
+        # C converts [2**63, 2**64) exactly: shift it into int64's range (an exact subtraction) and back
+        top = (x >= 2.0**63) & (x < 2.0**64)
+        low = cast_array(jnp.where(top, x - 2.0**63, x), np.dtype(np.int64)).astype(target)
+        return jnp.where(top, low + np.uint64(2**63), low)
+    wide = np.dtype(np.int64 if target.itemsize == 8 or target == np.uint32 else np.int32)
+    lowest = float(np.iinfo(wide).min)  # -2**31 or -2**63: exact in every float type
+    return jnp.where((x >= lowest) & (x < -lowest), x, lowest).astype(wide).astype(target)

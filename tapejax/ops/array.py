@@ -235,7 +235,7 @@ def _cast(x, dtype):
         raise cast_error(x.dtype, target)
     if jnp.iscomplexobj(x) and target.kind != "c":
         x = jnp.real(x)
-    return x.astype(target)
+    return dtypes.cast_array(x, target)
 
 
 def _is_dtype(value: Any) -> bool:

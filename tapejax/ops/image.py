@@ -60,15 +60,6 @@ def _image_rows(check_rank: bool = True):
 
 # -- convert_image_dtype ------------------------------------------------------------------------------------
 
-def _x86_cast(x, dtype: np.dtype):
-    """A float -> integer cast as TF's CPU kernel gives it: truncation, and a value outside the 32-bit (or 64-bit)
-    range, or NaN, gives the minimum of that range (x86's conversion), wrapped to `dtype` (XLA would clamp)."""
-    wide = np.dtype(np.int64) if dtype.itemsize >= 4 and dtype != np.int32 else np.dtype(np.int32)
-    info = np.iinfo(wide)
-    inside = (x >= float(info.min)) & (x < -float(info.min))
-    return jnp.where(inside, x, float(info.min)).astype(wide).astype(dtype)
-
-
 def _saturate_cast(x, dtype: np.dtype):
     info = np.iinfo(dtype)
     low = max(float(info.min), float(np.finfo(x.dtype).min) if jnp.issubdtype(x.dtype, jnp.floating) else info.min)
@@ -78,7 +69,7 @@ def _saturate_cast(x, dtype: np.dtype):
         high = np.asarray(info.max, x.dtype)
         if float(high) > info.max and dtype.itemsize <= 4:
             high = np.nextafter(high, np.asarray(0, x.dtype))
-        return _x86_cast(jnp.clip(x, np.asarray(low, x.dtype), high), dtype)
+        return dtypes.cast_array(jnp.clip(x, np.asarray(low, x.dtype), high), dtype)
     xi = np.iinfo(x.dtype)
     return jnp.clip(x, max(info.min, xi.min), min(info.max, xi.max)).astype(dtype)
 
@@ -101,7 +92,7 @@ def convert(image, dtype, saturate: bool = False):
     if src_int:  # to float: cast, then scale
         return image.astype(dst) * np.asarray(1.0 / np.iinfo(src).max, dst)
     scaled = image * np.asarray(np.iinfo(dst).max + 0.5, src)  # from float: scale, then cast
-    return _saturate_cast(scaled, dst) if saturate else _x86_cast(scaled, dst)
+    return _saturate_cast(scaled, dst) if saturate else dtypes.cast_array(scaled, dst)
 
 
 def _check_convert(image, dtype, saturate=False):

@@ -224,8 +224,6 @@ def _assert_rounded_alike(got, expected, resampled):
 KNOWN_INTEGER_DIFFERENCES = {
     ("uint8", "AdditiveAttention()"): "Keras adds query and key in uint8 before its tanh promotes them (200 + 56 "
                                       "wraps to 0); tapejax promotes the inputs first",
-    ("uint8", "GroupNormalization(groups=1)"): "TF's Cast of a negative float to uint8 wraps (-1.2 -> 255, C's "
-                                               "truncation); tapejax's tf.cast saturates it to 0",
 }
 
 
