@@ -8,7 +8,11 @@
   samples, batch 128;
 - `conv`: that CNN's convolution layers alone (no pooling), forward and backward of a batch as one compiled step:
   a `jax.jit` of `jax.lax.conv_general_dilated` (XLA:CPU's convolutions, no tapejax), a tapejax `tf.function` and
-  a TF `tf.function` (oneDNN's convolutions), to tell XLA's convolutions apart from tapejax's own overhead.
+  a TF `tf.function` (oneDNN's convolutions), to tell XLA's convolutions apart from tapejax's own overhead;
+- `deconv`: the DCGAN tutorial generator's three `Conv2DTranspose` layers (7x7x256 -> 28x28x1, strides 1, 2, 2),
+  forward and backward of a batch of 32 as one compiled step: tapejax's and TF's Keras layers in a `tf.function`,
+  and `jax.lax.conv_transpose` under `jax.jit` (what a JAX user writes: XLA's derivative of its lhs-dilated
+  convolution with respect to the kernel is a slow dilated convolution on a CPU).
 
 Each `fit` is timed for a new model (compiling included: each new model traces its step again) and for a model
 already fitted (its compiled step reused).
@@ -167,29 +171,82 @@ def _conv_runs(libs: dict[str, object], x: np.ndarray, repeats: int) -> dict[str
     steps = {name: tf_step(tf) for name, tf in libs.items()}
     inputs = {name: tf.constant(x) for name, tf in libs.items()}
 
-    def timed(call: Callable[[], object]) -> Callable[[], float]:
-        def run() -> float:
-            start = time.perf_counter()
-            for _ in range(repeats):
-                out = call()
-            if hasattr(out[0], "numpy"):  # a tf.function's tensors: their values are computed
-                [v.numpy() for v in out[1]]
-            else:
-                jax.block_until_ready(out)
-            return (time.perf_counter() - start) / repeats
-        run()  # compiles
-        return run
-
-    runs = {"jax.jit (XLA:CPU)": timed(lambda: jax_step(params, xb))}
+    runs = {"jax.jit (XLA:CPU)": _timed(lambda: jax_step(params, xb), repeats)}
     for name in libs:
-        runs[name] = timed(lambda name=name: steps[name](inputs[name]))
+        runs[name] = _timed(lambda name=name: steps[name](inputs[name]), repeats)
     return runs
+
+
+def _deconv_runs(libs: dict[str, object], x: np.ndarray, repeats: int) -> dict[str, Callable[[], float]]:
+    """The DCGAN generator's transposed convolutions (no bias, tanh last), forward and backward of one batch,
+    compiled: `jax.lax.conv_transpose` under `jax.jit`, and each library's Keras layers in a `tf.function`."""
+    import jax
+    import jax.numpy as jnp
+
+    rng = np.random.default_rng(2)
+    shapes = ((5, 5, 128, 256), (5, 5, 64, 128), (5, 5, 1, 64))  # Keras's (h, w, filters, in)
+    kernels = [rng.normal(size=s).astype(np.float32) * 0.05 for s in shapes]
+    strides = (1, 2, 2)
+
+    def jax_loss(ws, xb):
+        h = xb
+        for i, (w, s) in enumerate(zip(ws, strides)):  # lax's kernel is (h, w, in, out), flipped: TF's transpose
+            h = jax.lax.conv_transpose(h, jnp.flip(jnp.swapaxes(w, 2, 3), (0, 1)), (s, s), "SAME",
+                                       dimension_numbers=("NHWC", "HWIO", "NHWC"))
+            h = jnp.tanh(h) if i == 2 else jax.nn.leaky_relu(h, 0.3)
+        return jnp.sum(h ** 2)
+
+    jax_step = jax.jit(jax.value_and_grad(jax_loss))
+    ws, xb = tuple(jnp.asarray(k) for k in kernels), jnp.asarray(x)
+
+    def tf_step(tf):
+        layers = [tf.keras.layers.Conv2DTranspose(k.shape[2], 5, strides=s, padding="same", use_bias=False)
+                  for k, s in zip(kernels, strides)]
+        h = tf.constant(x)
+        for layer, k in zip(layers, kernels):
+            h = layer(h)
+            layer.kernel.assign(k)
+
+        @tf.function
+        def step(xb):
+            variables = [layer.kernel for layer in layers]
+            with tf.GradientTape() as tape:
+                h = xb
+                for i, layer in enumerate(layers):
+                    h = tf.tanh(layer(h)) if i == 2 else tf.nn.leaky_relu(layer(h), 0.3)
+                loss = tf.reduce_sum(h ** 2)
+            return loss, tape.gradient(loss, variables)
+        return step
+
+    steps = {name: tf_step(tf) for name, tf in libs.items()}
+    inputs = {name: tf.constant(x) for name, tf in libs.items()}
+    runs = {"jax.jit(lax.conv_transpose)": _timed(lambda: jax_step(ws, xb), repeats)}
+    for name in libs:
+        runs[name] = _timed(lambda name=name: steps[name](inputs[name]), repeats)
+    return runs
+
+
+def _timed(call: Callable[[], object], repeats: int) -> Callable[[], float]:
+    """Seconds per call of `call` (a compiled step), its values computed; compiled by a first run."""
+    import jax
+
+    def run() -> float:
+        start = time.perf_counter()
+        for _ in range(repeats):
+            out = call()
+        if hasattr(out[0], "numpy"):  # a tf.function's tensors: their values are computed
+            [v.numpy() for v in out[1]]
+        else:
+            jax.block_until_ready(out)
+        return (time.perf_counter() - start) / repeats
+    run()
+    return run
 
 
 def main(argv: list[str] | None = None) -> dict[str, dict[str, float]]:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="256 samples, one repetition: proves the workloads run")
-    parser.add_argument("workloads", nargs="*", default=["mlp", "build", "cnn", "conv"])
+    parser.add_argument("workloads", nargs="*", default=["mlp", "build", "cnn", "conv", "deconv"])
     args = parser.parse_args(argv)
     libs = {}
     for name in LIBRARIES:
@@ -239,6 +296,11 @@ def main(argv: list[str] | None = None) -> dict[str, dict[str, float]]:
         x = rng.normal(size=(batch, 28, 28, 1)).astype(np.float32)
         report("conv", f"the CNN's 2 convolutions (+ bias, ReLU), forward + backward of a batch of {batch}, per step",
                _best(_conv_runs(libs, x, 2 if args.quick else 20), repeats), "ms", 1e3)
+    if "deconv" in args.workloads:
+        batch = 4 if args.quick else 32
+        x = rng.normal(size=(batch, 7, 7, 256)).astype(np.float32)
+        report("deconv", f"DCGAN's 3 Conv2DTranspose layers, forward + backward of a batch of {batch}, per step",
+               _best(_deconv_runs(libs, x, 2 if args.quick else 10), repeats), "ms", 1e3)
     return results
 
 
