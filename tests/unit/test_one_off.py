@@ -4,32 +4,14 @@ still runs its executable. Counts of XLA compiles, never timings."""
 
 from __future__ import annotations
 
-import contextlib
-
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
 import tapejax as tf
-from jax._src import compiler
 from tapejax._src import checking, dispatch, executables, one_off
-
-
-@contextlib.contextmanager
-def counting_compiles():
-    compiled = []
-    original = compiler.backend_compile_and_load
-
-    def counting(*args, **kwargs):
-        compiled.append(1)
-        return original(*args, **kwargs)
-
-    compiler.backend_compile_and_load = counting
-    try:
-        yield compiled
-    finally:
-        compiler.backend_compile_and_load = original
+from tests.unit.test_shape_inference_compiles import counting_compiles
 
 
 @pytest.fixture

@@ -18,18 +18,20 @@ keras = tf.keras
 
 @contextlib.contextmanager
 def counting_compiles():
+    """Counts the executables JAX builds: XLA compiles, and loads from the persistent compilation cache the suite
+    runs with (tests/conftest.py), which stand for one."""
     compiled = []
-    original = compiler.backend_compile_and_load
+    original = compiler.compile_or_get_cached
 
     def counting(*args, **kwargs):
         compiled.append(1)
         return original(*args, **kwargs)
 
-    compiler.backend_compile_and_load = counting
+    compiler.compile_or_get_cached = counting
     try:
         yield compiled
     finally:
-        compiler.backend_compile_and_load = original
+        compiler.compile_or_get_cached = original
 
 
 @pytest.fixture(autouse=True)
