@@ -19,13 +19,14 @@ import numpy as np
 import tapejax as tf
 from tapejax._src.concrete_function import _Trace, _tracing
 from tapejax._src.static_values import NotStatic
+from tapejax._src.string_values import HostValueError
 from tapejax._src.tensor import EagerTensor
 
 # NotStatic: a size computed from a shape (`tf.shape(x)[0]` given to `tf.slice`), which an abstract run, that
-# folds no constants, does not know.
+# folds no constants, does not know. HostValueError: a string op (strings live on the host, never traced).
 _NEEDS_VALUES = (jax.errors.ConcretizationTypeError, jax.errors.TracerArrayConversionError,
                  jax.errors.TracerIntegerConversionError, jax.errors.TracerBoolConversionError,
-                 tf.errors.OperatorNotAllowedInGraphError, NotStatic)
+                 tf.errors.OperatorNotAllowedInGraphError, NotStatic, HostValueError)
 
 
 def needs_values(error: Exception) -> bool:

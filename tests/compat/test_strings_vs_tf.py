@@ -235,3 +235,28 @@ def test_string_hash_errors_are_tfs_types(call):
     with pytest.raises(Exception) as ours:
         call(tapejax)
     assert isinstance(ours.value, type(theirs.value)) or type(ours.value).__name__ == type(theirs.value).__name__
+
+
+def test_a_functional_model_of_string_ops_on_a_string_input_trains_as_keras():
+    # A Lambda of tf.strings ops on a string Input: shape inference runs it on strings (tapejax keeps them on the
+    # host, so an abstract run cannot); Keras needs `output_shape` there, tapejax infers it too.
+    texts = [[b"ab"], [b"abc"], [b"A"], [b"abcd"], [b"Zz"]]
+    results = []
+    for tf in (tf_real, tapejax):
+        keras = tf.keras
+        inputs = keras.Input(shape=(1,), dtype="string")
+        lowered = keras.layers.Lambda(lambda s, tf=tf: tf.strings.lower(s), output_shape=(1,))(inputs)
+        length = keras.layers.Lambda(lambda s, tf=tf: tf.cast(tf.strings.length(s), "float32"),
+                                     output_shape=(1,))(lowered)
+        model = keras.Model(inputs, [lowered, keras.layers.Dense(1, kernel_initializer="ones")(length)])
+        model.compile(keras.optimizers.SGD(0.01), [None, "mse"])
+        history = model.fit(tf.constant(texts), (tf.constant(texts), tf.constant([2.0, 3.5, 1.0, 4.0, 1.5])),
+                            batch_size=2, epochs=2, verbose=0, shuffle=False)
+        words, predicted = model.predict(tf.constant(texts), verbose=0)
+        results.append((tuple(lowered.shape), history.history["loss"], words.tolist(), predicted))
+    (shape_tf, loss_tf, words_tf, predicted_tf), (shape, loss, words, predicted) = results
+    assert shape == shape_tf and words == words_tf
+    np.testing.assert_allclose(loss, loss_tf, rtol=1e-5)
+    np.testing.assert_allclose(predicted, predicted_tf, rtol=1e-5)
+    inputs = tapejax.keras.Input(shape=(1,), dtype="string")  # no output_shape: inferred from a run on strings
+    assert tuple(tapejax.keras.layers.Lambda(lambda s: tapejax.strings.upper(s))(inputs).shape) == (None, 1)
