@@ -36,14 +36,34 @@ jax.devices()
 # does CI's second (checking-mode) run: JAX's persistent compilation cache (tapejax.config.experimental_compilation_cache)
 # shares them on disk, measured at 57% less time for a warm rerun of test_custom_gradient.py + test_jacobians.py. JAX
 # keys each executable on its program, compile options and JAX/XLA versions, so a cached executable is the one a
-# compile would give. Bounded at 2 GiB (JAX evicts the least recently used); the programs of tests/programs, run in
-# processes of their own, inherit the directory. TAPEJAX_COMPILATION_CACHE_DIR chooses another, or "" none.
+# compile would give. TAPEJAX_COMPILATION_CACHE_DIR chooses another directory, or "" none.
+import shutil  # noqa: E402
 import tempfile  # noqa: E402
+
+from jax._src import lru_cache  # noqa: E402
 
 from tapejax._src import compilation_cache  # noqa: E402
 
-_CACHE = os.environ.setdefault("TAPEJAX_COMPILATION_CACHE_DIR",
-                               os.path.join(tempfile.gettempdir(), "tapejax-tests-compilation-cache"))
-if _CACHE.strip():
+_CACHE = os.environ.get("TAPEJAX_COMPILATION_CACHE_DIR",
+                        os.path.join(tempfile.gettempdir(), "tapejax-tests-compilation-cache"))
+_CACHE_BOUND = 2 << 30
+
+
+def _write_atomically(self, key: str, value: bytes) -> None:
+    """JAX's LRUCache.put without eviction writes an entry in place, so another worker could read it half-written
+    (and warn): write it whole under another name, then rename it (atomic on POSIX)."""
+    path = self.path / f"{key}{lru_cache._CACHE_SUFFIX}"
+    if not path.exists():
+        partial = self.path / f"{key}.{os.getpid()}.partial"
+        partial.write_bytes(value)
+        os.replace(partial, path)
+
+
+if _CACHE.strip() and hasattr(lru_cache, "_CACHE_SUFFIX") and hasattr(lru_cache.LRUCache, "put"):
+    # Bounded: the first process of a run (pytest's, before its workers start) empties a directory past 2 GiB. JAX's
+    # own bound (jax_compilation_cache_max_size) reads every entry's access time on every write, under a lock.
+    if "PYTEST_XDIST_WORKER" not in os.environ and os.path.isdir(_CACHE) and sum(
+            entry.stat().st_size for entry in os.scandir(_CACHE) if entry.is_file()) > _CACHE_BOUND:
+        shutil.rmtree(_CACHE, ignore_errors=True)
+    lru_cache.LRUCache.put = _write_atomically
     compilation_cache.experimental_compilation_cache(_CACHE)
-    jax.config.update("jax_compilation_cache_max_size", 2 << 30)
