@@ -33,10 +33,11 @@ import jax  # noqa: E402
 jax.devices()
 
 # Most of the suite's time is XLA compiling small programs, and each worker process compiles the same ones again, as
-# does CI's second (checking-mode) run: JAX's persistent compilation cache (tapejax.config.experimental_compilation_cache)
-# shares them on disk, measured at 57% less time for a warm rerun of test_custom_gradient.py + test_jacobians.py. JAX
-# keys each executable on its program, compile options and JAX/XLA versions, so a cached executable is the one a
-# compile would give. TAPEJAX_COMPILATION_CACHE_DIR chooses another directory, or "" none.
+# does CI's second (checking-mode) run: JAX's persistent compilation cache
+# (tapejax.config.experimental_compilation_cache) shares them on disk, measured at 57% less time for a warm rerun of
+# test_custom_gradient.py + test_jacobians.py. JAX keys each executable on its program, compile options and JAX/XLA
+# versions, so a cached executable is the one a compile would give. TAPEJAX_COMPILATION_CACHE_DIR chooses another
+# directory, or "" none.
 import shutil  # noqa: E402
 import tempfile  # noqa: E402
 

@@ -14,7 +14,7 @@ from tapejax._src.convert import tf_type_string, to_array
 from tapejax._src.contracts import FLOAT, INTEGER, Axis, Dtype
 from tapejax._src.registry import abstract_check, op
 from tapejax._src.tensor import OPERATORS, EagerTensor
-from tapejax.ops import nan_extrema
+from tapejax.ops import conv_transpose, nan_extrema
 from tapejax.ops.math import _axis, _clip_by_norm, _maximum, _reduce_mean
 from tapejax.ops.math import sigmoid as sigmoid
 from tapejax.ops.math import softplus as softplus
@@ -411,8 +411,16 @@ def _conv2d_transpose(input, filters, output_shape, strides, padding="SAME", dat
     # The transpose of the linear map y -> conv2d(y, filters), as TF's Conv2DBackpropInput. JAX transposes float
     # maps only: an integer input is computed in float64 (exact below 2**53) and cast back.
     work = input.dtype if jnp.issubdtype(input.dtype, jnp.inexact) else jnp.float64
-    (out,) = jax.linear_transpose(lambda y: _convolve(y, filters.astype(work), plan),
-                                  jax.ShapeDtypeStruct(sizes, work))(input.astype(work))
+    x, filters = input.astype(work), filters.astype(work)
+    if isinstance(plan.padding, str) and (max(plan.strides) == 1 or max(plan.dilations) == 1):
+        # the sub-pixel form (conv_transpose.py): XLA differentiates linear_transpose's form with respect to the
+        # filters through a slow dilated convolution on a CPU
+        channels_first = plan.layout == "NCHW"
+        out = conv_transpose.transposed(jnp.moveaxis(x, 1, -1) if channels_first else x, filters, plan.strides,
+                                        plan.padding.lower(), plan.dilations,
+                                        sizes[2:] if channels_first else sizes[1:3])
+        return (jnp.moveaxis(out, -1, 1) if channels_first else out).astype(input.dtype)
+    (out,) = jax.linear_transpose(lambda y: _convolve(y, filters, plan), jax.ShapeDtypeStruct(sizes, work))(x)
     return out.astype(input.dtype)
 
 
@@ -444,9 +452,10 @@ per input channel (output channel c * channel_multiplier + m).
 Differences from TensorFlow: dilations > 1 together with strides > 1 raise ValueError; TF warns that it does not
 support them and returns a result that is neither a strided nor a dilated convolution. The input must have rank 4.
 """
-_CONV2D_TRANSPOSE_DOC = """Same semantics as tf.nn.conv2d_transpose: the transpose (JAX's jax.linear_transpose) of
-tf.nn.conv2d from `output_shape` to the input's shape, as TF's Conv2DBackpropInput. `output_shape` may also give
-the spatial sizes only.
+_CONV2D_TRANSPOSE_DOC = """Same semantics as tf.nn.conv2d_transpose: the transpose of tf.nn.conv2d from `output_shape`
+to the input's shape, as TF's Conv2DBackpropInput. `output_shape` may also give the spatial sizes only. With "SAME"
+or "VALID" padding it is computed as one ordinary convolution per output residue of the stride, interleaved
+(tapejax/ops/conv_transpose.py: fast to differentiate on XLA); with explicit paddings, as JAX's linear_transpose.
 
 >>> import tapejax as tf
 >>> print(tf.nn.conv2d_transpose(tf.ones([1, 2, 2, 1]), tf.ones([2, 2, 1, 1]), [1, 4, 4, 1], 2)[0, :, :, 0])

@@ -1,8 +1,8 @@
-"""Keras's transposed convolutions (Conv1D/2D/3DTranspose), computed in sub-pixel form (one ordinary convolution
-per output residue, interleaved: keras/layers_conv.py `_transposed`), against their definition: the transpose of
-the forward convolution from the output's length (`jax.linear_transpose` of `lax.conv_general_dilated` with TF's
-padding). Values, both reverse-mode derivatives and forward mode, over kernels smaller and larger than the stride,
-uneven strides, dilation, both paddings and every output padding."""
+"""Transposed convolutions (Keras's Conv1D/2D/3DTranspose, tf.nn.conv2d_transpose), computed in sub-pixel form
+(one ordinary convolution per output residue, interleaved: tapejax/ops/conv_transpose.py), against their
+definition: the transpose of the forward convolution from the output's length (`jax.linear_transpose` of
+`lax.conv_general_dilated` with TF's padding). Values, both reverse-mode derivatives and forward mode, over kernels
+smaller and larger than the stride, uneven strides, dilation, both paddings and every output padding."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from tapejax.keras.layers_conv import _transposed, _transposed_length
+from tapejax.keras.layers_conv import _transposed_length
+from tapejax.ops.conv_transpose import transposed as _transposed
 
 
 def _forward(y, kernel, strides, padding, dilations):
@@ -34,7 +35,8 @@ def _cases():
         for output_padding in (None, *range(stride)):
             cases.append(((stride, stride), (kernel, kernel), padding, (1, 1), output_padding, (3, 3)))
     cases += [((1, 1), (3, 2), "same", (2, 3), None, (4, 3)), ((1,), (3,), "valid", (2,), None, (5,)),
-              ((3,), (1,), "valid", (1,), None, (4,)), ((2, 1), (3, 4), "same", (1, 1), None, (3, 5)), ((1, 3), (5, 2), "valid", (1, 1), 0, (4, 2)),
+              ((3,), (1,), "valid", (1,), None, (4,)), ((2, 1), (3, 4), "same", (1, 1), None, (3, 5)),
+              ((1, 3), (5, 2), "valid", (1, 1), 0, (4, 2)),
               ((2, 2, 2), (3, 2, 3), "same", (1, 1, 1), None, (2, 3, 2)),
               ((3, 1, 2), (2, 3, 5), "valid", (1, 1, 1), 0, (2, 2, 3))]
     return cases
