@@ -10,18 +10,15 @@ from __future__ import annotations
 
 from typing import Any
 
-import jax
-import jax.numpy as jnp
-
 import tapejax as tf
 from tapejax._src import dispatch
 from tapejax._src.registry import OpDef
-from tapejax.ops.conv_transpose import transposed as _transposed
 from tapejax.keras import activations
 from tapejax.keras.attributes import built_weight
 from tapejax.keras.layers import Layer
 from tapejax.keras.layers_util import channel_axis, from_channels_last, padding_mode, to_channels_last, tuple_of
 from tapejax.keras.layers_util import data_format as _data_format
+from tapejax.ops.conv_transpose import transposed as _transposed
 
 
 def _convolve(x: Any, kernel: Any, strides: tuple, padding: str, dilations: tuple) -> Any:
@@ -155,8 +152,8 @@ def _transposed_length(length: int, kernel: int, stride: int, padding: str, dila
 
 
 # Keras's own op, not one of TF's public rows (the registry's sweep tests those): applied through dispatch directly.
-_CONV_TRANSPOSE = OpDef("keras.layers.conv_transpose", _transposed, static=("strides", "padding", "dilations", "lengths"),
-                        op_type="Conv2DBackpropInput")
+_CONV_TRANSPOSE = OpDef("keras.layers.conv_transpose", _transposed,
+                        static=("strides", "padding", "dilations", "lengths"), op_type="Conv2DBackpropInput")
 
 
 def _conv_transpose(x: Any, kernel: Any, strides: tuple, padding: str, dilations: tuple, lengths: list[int]) -> Any:

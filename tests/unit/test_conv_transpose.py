@@ -50,7 +50,6 @@ def test_sub_pixel_form_is_the_transposed_convolution(strides, kernel_size, padd
                     for n, k, s, d in zip(sizes, kernel_size, strides, dilations))
     x = jnp.asarray(rng.standard_normal((2, *sizes, 3)), jnp.float32)
     kernel = jnp.asarray(rng.standard_normal((*kernel_size, 4, 3)), jnp.float32)
-    args = (strides, padding, dilations, lengths)
     output = jax.ShapeDtypeStruct((2, *lengths, 4), jnp.float32)
     if jax.eval_shape(lambda y: _forward(y, kernel, strides, padding, dilations), output).shape != x.shape:
         return  # no forward convolution from `lengths` gives x's shape: TF raises (an even kernel, "same", 0)
