@@ -211,6 +211,25 @@ def get(identifier: Any) -> Callable:
     raise ValueError(f"Could not interpret activation function identifier: {identifier}")
 
 
+def serialize(activation: Callable) -> Any:
+    """What Keras 3 saves for an activation: a built-in's own name (its function's: 'silu' for swish, 'hard_silu' for
+    hard_swish; TF's `tf.nn.relu` is 'relu'), else Keras's description of a plain function.
+
+    >>> import tapejax as tf
+    >>> tf.keras.activations.serialize(tf.keras.activations.swish)
+    'silu'
+    """
+    name = getattr(activation, "__name__", None)
+    if name in _BY_NAME:
+        return _BY_NAME[name].__name__
+    if not callable(activation) or name is None:
+        raise ValueError(f"Unknown activation function '{activation}' cannot be serialized due to invalid function "
+                         "name. Make sure to use an activation name that matches the references defined in "
+                         "activations.py or use `@keras.saving.register_keras_serializable()`to register any custom "
+                         "activations.")
+    return {"module": "builtins", "class_name": "function", "config": name, "registered_name": "function"}
+
+
 from tapejax._src.errors import missing_symbols as _missing_symbols  # noqa: E402
 
 __getattr__ = _missing_symbols("tf.keras.activations")

@@ -108,13 +108,22 @@ def layer_config(layer: Any) -> dict[str, Any]:
         if name == "self" or name in config:
             continue
         if parameter is not None and parameter.kind is parameter.VAR_KEYWORD:
-            config.update({k: _value(v, k) for k, v in value.items() if k not in config})
+            config.update({k: _argument(v, k) for k, v in value.items() if k not in config})
         elif parameter is not None and parameter.kind is parameter.VAR_POSITIONAL:
             if value:
                 raise NotImplementedError(f"{type(layer).__name__} takes *args: give it a `get_config` method.")
         else:
-            config[name] = _value(value, name)
+            config[name] = _argument(value, name)
     return config
+
+
+def _argument(value: Any, name: str) -> Any:
+    """A constructor argument as JSON: an activation's name as Keras saves it ("swish" as "silu")."""
+    from tapejax.keras import activations
+
+    if name in ("activation", "recurrent_activation") and isinstance(value, str) and value in activations._BY_NAME:
+        return activations.serialize(activations.get(value))
+    return _value(value, name)
 
 
 def model_config(model: Any) -> dict[str, Any]:

@@ -353,3 +353,25 @@ def test_integer_crop_to_aspect_ratio_agrees(dtype):
     resampled = tf_real.keras.layers.Resizing(5, 7, crop_to_aspect_ratio=True)(x0.astype(np.float32)).numpy()
     _assert_rounded_alike(y_tj, y_tf, resampled)
     np.testing.assert_allclose(y_tj_crop, y_tf_crop, rtol=1e-5, atol=1e-4)
+
+
+def _custom_activation(x):
+    return x
+
+
+@pytest.mark.parametrize("make", [
+    lambda tf: tf.keras.layers.Dense(2, activation="swish"), lambda tf: tf.keras.layers.Dense(2, activation=tf.nn.relu),
+    lambda tf: tf.keras.layers.Conv2D(2, 3, activation="hard_swish"), lambda tf: tf.keras.layers.Activation("swish"),
+    lambda tf: tf.keras.layers.LSTM(2, activation="swish", recurrent_activation="hard_swish"),
+    lambda tf: tf.keras.layers.Dense(2, activation=tf.keras.activations.swish),
+], ids=["Dense-swish", "Dense-tf.nn.relu", "Conv2D-hard_swish", "Activation-swish", "LSTM-swish", "Dense-function"])
+def test_configs_name_activations_as_keras(make):
+    # Keras saves an activation under its function's name: "swish" is "silu", "hard_swish" "hard_silu"
+    configs = [make(tf).get_config() for tf in LIBRARIES]
+    for key in ("activation", "recurrent_activation"):
+        assert configs[1].get(key) == configs[0].get(key), key
+    for name in ("swish", "hard_swish", "gelu", "relu", "leaky_relu", "log_softmax"):
+        assert (tapejax.keras.activations.serialize(tapejax.keras.activations.get(name))
+                == tf_real.keras.activations.serialize(tf_real.keras.activations.get(name)))
+    assert (tapejax.keras.activations.serialize(_custom_activation)
+            == tf_real.keras.activations.serialize(_custom_activation))
