@@ -168,13 +168,7 @@ def _conv_runs(libs: dict[str, object], x: np.ndarray, repeats: int) -> dict[str
             return loss, tape.gradient(loss, variables)
         return step
 
-    steps = {name: tf_step(tf) for name, tf in libs.items()}
-    inputs = {name: tf.constant(x) for name, tf in libs.items()}
-
-    runs = {"jax.jit (XLA:CPU)": _timed(lambda: jax_step(params, xb), repeats)}
-    for name in libs:
-        runs[name] = _timed(lambda name=name: steps[name](inputs[name]), repeats)
-    return runs
+    return _compiled_runs(libs, tf_step, x, "jax.jit (XLA:CPU)", lambda: jax_step(params, xb), repeats)
 
 
 def _deconv_runs(libs: dict[str, object], x: np.ndarray, repeats: int) -> dict[str, Callable[[], float]]:
@@ -218,9 +212,15 @@ def _deconv_runs(libs: dict[str, object], x: np.ndarray, repeats: int) -> dict[s
             return loss, tape.gradient(loss, variables)
         return step
 
-    steps = {name: tf_step(tf) for name, tf in libs.items()}
+    return _compiled_runs(libs, tf_step, x, "jax.jit(lax.conv_transpose)", lambda: jax_step(ws, xb), repeats)
+
+
+def _compiled_runs(libs: dict[str, object], make_step: Callable[[object], Callable], x: np.ndarray, jax_label: str,
+                   jax_call: Callable[[], object], repeats: int) -> dict[str, Callable[[], float]]:
+    """Timing callables: the plain JAX step, then each library's `tf.function` step on `x`."""
+    steps = {name: make_step(tf) for name, tf in libs.items()}
     inputs = {name: tf.constant(x) for name, tf in libs.items()}
-    runs = {"jax.jit(lax.conv_transpose)": _timed(lambda: jax_step(ws, xb), repeats)}
+    runs = {jax_label: _timed(jax_call, repeats)}
     for name in libs:
         runs[name] = _timed(lambda name=name: steps[name](inputs[name]), repeats)
     return runs
