@@ -298,10 +298,13 @@ def _getitem(tensor, key):
 
 
 def _index(tensor, key, dynamic):
-    index = []
-    for k, dim in zip(key, _dimensions(tensor.ndim, key)):
+    index, source = [], tensor
+    for k, dim in zip(key, _dimensions(source.ndim, key)):
         if k is Ellipsis or k is None:
             index.append(k)
+        elif isinstance(k, tuple) and k[0] == "window":  # rows [start, start + size) of `dim`, start an argument
+            tensor = jax.lax.dynamic_slice_in_dim(tensor, dynamic[k[1]], k[2], axis=dim)
+            index.append(slice(None))
         elif isinstance(k, tuple):
             index.append(slice(*k[1:]) if k[0] == "slice" else dynamic[k[1]])
         else:
@@ -333,6 +336,9 @@ _getitem_op = op("__getitem__", _getitem, static=("key",), op_type="StridedSlice
 # only when the step runs (XLA's dynamic slice), the output's shape static.
 _getitem_dynamic_op = op("__getitem_dynamic__", lambda *tensors, key: _index(tensors[0], key, tensors[1:]),
                          static=("key",), op_type="StridedSlice", same_dtype=False, check=_check_dynamic_index)
+# An eager x[i] or x[i:i + k] with its positions as arguments (`_positions_as_arguments`, which checked them).
+_getitem_positions_op = op("__getitem_positions__", lambda *tensors, key: _index(tensors[0], key, tensors[1:]),
+                           static=("key",), op_type="StridedSlice", same_dtype=False)
 
 
 def _tensor_getitem(tensor, key):
@@ -340,7 +346,39 @@ def _tensor_getitem(tensor, key):
     key = _index_key(key, dynamic)
     if dynamic:
         return _getitem_dynamic_op([tensor, *dynamic], key=key)
+    if not static_values.is_traced(tensor) and not is_host(tensor._value):
+        key = _positions_as_arguments(tensor, key, dynamic)
+        if dynamic:
+            return _getitem_positions_op([tensor, *dynamic], key=key)
     return _getitem_op(tensor, key=key)
+
+
+def _positions_as_arguments(tensor, key: tuple, dynamic: list) -> tuple:
+    """An eager index with its integer positions and unit-step windows' starts made arguments, so that one
+    executable serves x[0], x[1], ... and x[i:i + k] for every i (a Python loop over a tensor's rows) instead of
+    one compile per position. An integer out of range stays static, for `_index` to raise TF's error; a window's
+    start is clamped here as Python clamps a slice, so XLA's own clamping never moves it."""
+    out = []
+    for k, dim in zip(key, _dimensions(tensor.ndim, key)):
+        if dim is None or dim >= tensor.ndim:
+            out.append(k)
+            continue
+        size = tensor.shape[dim]
+        position = np.int32 if size < 2**31 else np.int64
+        if isinstance(k, int) and -size <= k < size:
+            out.append(("index", len(dynamic)))
+            dynamic.append(position(k))
+        elif isinstance(k, tuple) and k[0] == "slice" and k[3] in (None, 1) and all(
+                b is None or isinstance(b, int) for b in k[1:3]):
+            start, stop, _ = slice(k[1], k[2]).indices(size)
+            if stop - start in (0, size):  # empty or whole: nothing that varies with a position
+                out.append(k)
+                continue
+            out.append(("window", len(dynamic), stop - start))
+            dynamic.append(position(start))
+        else:
+            out.append(k)
+    return tuple(out)
 
 
 # The Tensor operator table maps `x[key]` here, after the key is made hashable.

@@ -454,6 +454,10 @@ SPEC: dict[str, Spec] = {
     "__getitem_dynamic__": Spec(lambda rng: (normal(rng, (2, 3, 4)), np.array(-2, np.int32)),
                                 lambda x, i, key: x[:, int(i)], variadic=True,
                                 kwargs={"key": (("slice", None, None, None), ("index", 0))}),
+    # an eager x[:, i, s:s + 2]: its positions as arguments (one executable for every i and s)
+    "__getitem_positions__": Spec(lambda rng: (normal(rng, (2, 3, 4)), np.array(-2, np.int32), np.array(1, np.int32)),
+                                  lambda x, i, s, key: x[:, int(i), int(s):int(s) + 2], variadic=True,
+                                  kwargs={"key": (("slice", None, None, None), ("index", 0), ("window", 1, 2))}),
     "shape": Spec(lambda rng: (normal(rng, (2, 3)),), lambda x: np.array(x.shape, np.int32)),
     "size": Spec(lambda rng: (normal(rng, (2, 3)),), lambda x: np.array(x.size, np.int32)),
     "rank": Spec(lambda rng: (normal(rng, (2, 3)),), lambda x: np.array(x.ndim, np.int32)),
