@@ -36,18 +36,21 @@ def needs_values(error: Exception) -> bool:
         isinstance(error, ValueError) and "tf.Variable created inside a tf.function" in str(error))
 
 
-def abstract_run(fn: Any, structure: Any, arrays: list[Any]) -> tuple[Any, list[Any]]:
-    """Runs `fn` on `structure` with its KerasTensor leaves replaced, in order, by tensors of `arrays`' shapes
-    and dtypes (jax.ShapeDtypeStruct), without computing: returns the output structure (Tensors holding
-    ShapeDtypeStructs) and its leaves."""
+def abstract_run(fn: Any, structure: Any, arrays: list[Any], is_symbol: Any = None,
+                 fold_constants: bool = False) -> tuple[Any, list[Any]]:
+    """Runs `fn` on `structure` with its KerasTensor leaves (those `is_symbol` picks, if given) replaced, in order,
+    by tensors of `arrays`' shapes and dtypes (jax.ShapeDtypeStruct), without computing: returns the output
+    structure's treedef and its leaves' ShapeDtypeStructs. With `fold_constants`, ops on constants alone (a size
+    from `tf.shape` of a fully known shape) are computed, as in a tf.function trace."""
+    is_symbol = is_symbol or _is_symbol
     holder: list[Any] = []
 
     def pure(*values: Any) -> list[Any]:
         trace = _Trace([], (), np.uint32(0), first=True)
-        with _tracing(trace, fold_constants=False):  # constants too are abstract: nothing runs
+        with _tracing(trace, fold_constants=fold_constants):  # by default constants too are abstract: nothing runs
             leaves = iter(EagerTensor(v) for v in values)
-            inputs = jax.tree_util.tree_map(lambda s: next(leaves) if _is_symbol(s) else s, structure,
-                                            is_leaf=lambda s: _is_symbol(s) or isinstance(s, tf.Tensor | tf.Variable))
+            inputs = jax.tree_util.tree_map(lambda s: next(leaves) if is_symbol(s) else s, structure,
+                                            is_leaf=lambda s: is_symbol(s) or isinstance(s, tf.Tensor | tf.Variable))
             outputs = fn(inputs)
         flat, treedef = jax.tree_util.tree_flatten(outputs, is_leaf=lambda x: isinstance(x, tf.Tensor | tf.Variable))
         holder.append(treedef)

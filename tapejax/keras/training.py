@@ -3,8 +3,9 @@
 `Trainer` is a mixin of `tf.keras.Model`. `fit` runs `train_step(data)` once per batch inside one
 `tf.function` (without AutoGraph, as Keras): forward pass, gradient, optimizer update and metric updates are one
 compiled XLA executable, traced once per batch shape (so twice when the last batch is partial). Before the first
-trace the model, the compiled metrics and the optimizer's slots are built (an eager forward pass on the first
-batch, like Keras's symbolic build), so that the step creates no variables and is not traced again.
+trace the model, the compiled metrics and the optimizer's slots are built (a forward pass on the first batch's
+shapes, run abstractly as Keras's symbolic build runs it: eagerly only when the call needs values), so that the
+step creates no variables and is not traced again.
 `run_eagerly=True` runs the same step without compiling. Overriding `train_step`/`test_step` (with a
 `GradientTape`, `self.compute_loss`, `self.metrics`, `self.optimizer`) works as in Keras's "customizing what
 happens in fit" guide.
@@ -18,6 +19,7 @@ in the progress bar are tapejax's own.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import warnings
 from typing import Any
@@ -27,7 +29,7 @@ import numpy as np
 
 import tapejax as tf
 from tapejax.keras import callbacks as callbacks_module
-from tapejax.keras import distribution, host_inputs, optimizers
+from tapejax.keras import distribution, host_inputs, optimizers, symbolic
 from tapejax.keras.compile_utils import CompileLoss, CompileMetrics
 from tapejax.keras.data_adapter import EpochIterator, class_weight_to_sample_weights, train_validation_split
 from tapejax.keras.data_adapter import unpack_x_y_sample_weight
@@ -326,9 +328,12 @@ class Trainer(Keras2Names):
                  or (self._compile_loss is not None and self._compile_loss._losses is None))
         if needs:
             try:
-                y_pred = self._forward(x, training=False)
-            except Exception:  # a model without a usable call (a GAN's train_step calls its parts): Keras too
-                y_pred = None
+                y_pred = self._output_spec(x)
+            except Exception:  # a call that needs values: run it on the batch
+                try:
+                    y_pred = self._forward(x, training=False)
+                except Exception:  # a model without a usable call (a GAN's train_step calls its parts): Keras too
+                    y_pred = None
             if y_pred is not None and y is not None:
                 if self._compile_loss is not None and self._compile_loss._losses is None:
                     self._compile_loss.build(y, y_pred)
@@ -339,6 +344,28 @@ class Trainer(Keras2Names):
                 self.optimizer.build(self.trainable_variables)
             if hasattr(self.optimizer, "_learning_rate_variable"):
                 self.optimizer._learning_rate_variable()
+
+    def _output_spec(self, x: Any) -> Any:
+        """The model's outputs for the batch `x` as shapes and dtypes (jax.ShapeDtypeStruct leaves), found without
+        computing them, as Keras builds a model symbolically: an eager forward pass would compile each of its ops
+        for the batch's shapes, only for the build to read their shapes."""
+        given: Any = contextlib.nullcontext()
+        split = host_inputs.split(self, (x,))
+        if split is not None:  # text models: their string-reading layers run first, as in the compiled step
+            (x, *_), layers, outputs = split
+            given = host_inputs.given(layers, outputs)
+
+        def numeric(v: Any) -> bool:
+            return isinstance(v, tf.Tensor | tf.Variable | np.ndarray) and v.dtype != object and (
+                not isinstance(v, tf.Tensor | tf.Variable) or v.dtype != tf.string)
+
+        leaves = jax.tree_util.tree_leaves(x, is_leaf=lambda v: isinstance(v, tf.Tensor | tf.Variable))
+        arrays = [jax.ShapeDtypeStruct(tuple(v.shape), v.dtype if isinstance(v, np.ndarray) else v.dtype.as_numpy_dtype)
+                  for v in leaves if numeric(v)]
+        with given:
+            treedef, flat = symbolic.abstract_run(lambda inputs: self._forward(inputs, training=False), x, arrays,
+                                                  is_symbol=numeric, fold_constants=True)
+        return jax.tree_util.tree_unflatten(treedef, flat)
 
     # -- fit, evaluate, predict --------------------------------------------------------------------------
 

@@ -178,3 +178,43 @@ def test_numpy_arrays_of_new_shapes_become_tensors_without_a_compile_or_an_alias
     assert [tuple(e.shape) for e in elements] == [(3, 9, 2), (2, 9, 2)]
     state[0, 0] = 99.0  # TF copies a numpy value into a tensor
     assert converted.numpy()[0, 0] == 0.0 and converted.dtype == tf.float32
+
+
+@pytest.mark.parametrize("index", [lambda x, i: x[i], lambda x, i: x[:, i], lambda x, i: x[i:i + 3],
+                                   lambda x, i: x[..., i - 6, 1:]],
+                         ids=["row", "column", "window", "negative and slice"])
+def test_an_eager_loop_over_positions_is_one_executable(index):
+    # A Python loop over a tensor's rows (an eager tf.scan, a per-example loop): each position compiled its own
+    # slice (30 ms each on CPU); the positions are now arguments of one executable.
+    x = tf.constant(np.arange(6 * 6 * 5, dtype=np.float32).reshape(6, 6, 5))
+    index(x, 0)
+    with counting_compiles() as compiled:
+        got = [index(x, i).numpy() for i in range(1, 4)]
+    assert len(compiled) == 0
+    for i, value in enumerate(got, start=1):
+        np.testing.assert_array_equal(value, index(x.numpy(), i))
+
+
+def test_fit_builds_the_model_without_running_it():
+    # Keras builds the model and the compiled loss and metrics from the outputs' shapes (its symbolic build: the
+    # layers' calls run in a graph); an eager forward pass on the first batch compiled each op for the batch's
+    # shapes, only for their shapes.
+    class Positions(keras.layers.Layer):
+        def __init__(self):
+            super().__init__()
+            self.eagerly = []
+
+        def call(self, x):
+            self.eagerly.append(tf.executing_eagerly())
+            return x + tf.cast(tf.range(tf.shape(x)[-1]), x.dtype)  # a size from tf.shape, as in keras-io's models
+
+    positions = Positions()
+    model = keras.Sequential([positions, keras.layers.Dense(3, kernel_initializer=_host_values)])
+    model.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+    data = (tf.constant(np.ones((4, 6), np.float32)), tf.constant(np.arange(4) % 3))
+    model._build_for_data(data, training=True)
+    assert positions.eagerly == [False]
+    assert model.built and model.layers[1].kernel.shape == (6, 3)
+    assert isinstance(model._compile_metrics.metrics[0], keras.metrics.SparseCategoricalAccuracy)
+    history = model.fit(*data, epochs=1, verbose=0)
+    assert np.isfinite(history.history["loss"][0]) and "accuracy" in history.history
