@@ -12,6 +12,7 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+from jax._src import config as jax_config  # eager_constant_folding: ensure_compile_time_eval's switch
 import numpy as np
 
 from tapejax._src import caches, checking, dtypes, errors, function
@@ -145,7 +146,11 @@ def _uniform(key: Any, dims: tuple[int, ...], np_dtype: Any) -> Any:
             draw = lambda k: jax.device_put(random_host.uniform(k, dims))  # noqa: E731 (device_put: no compile)
         else:
             draw = jax.jit(lambda k: jax.random.uniform(k, dims, np_dtype))
-            draw = draw.lower(key).compile({"xla_backend_optimization_level": 0})
+            # Lowered without eager constant folding (a weight built inside a trace is drawn under it), which
+            # would write the sampler's counter iota into the program as a literal: 16 MB of text for 2**21 draws.
+            with jax_config.eager_constant_folding(False):
+                lowered = draw.lower(key)
+            draw = lowered.compile({"xla_backend_optimization_level": 0})
         entry = _UNIFORM[signature] = [draw, 0]
     entry[1] += 1
     if entry[1] == _FEW:

@@ -218,3 +218,24 @@ def test_fit_builds_the_model_without_running_it():
     assert isinstance(model._compile_metrics.metrics[0], keras.metrics.SparseCategoricalAccuracy)
     history = model.fit(*data, epochs=1, verbose=0)
     assert np.isfinite(history.history["loss"][0]) and "accuracy" in history.history
+
+
+def test_a_large_weight_built_in_a_functional_build_lowers_no_literal(monkeypatch):
+    # The probe that builds a layer runs under eager constant folding; the weight's sampler lowered there wrote its
+    # counter iota into the program as a literal (16 MB of text for 2**21 draws: dcgan's Dense kernel).
+    import jax
+
+    from tapejax.ops import random as random_ops
+
+    sizes = []
+    original = jax.stages.Lowered.compile
+
+    def recording(self, *args, **kwargs):
+        sizes.append(len(self.as_text()))
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(jax.stages.Lowered, "compile", recording)
+    random_ops._UNIFORM.clear()  # the sampler is lowered on a shape's first draw in this process
+    model = keras.Sequential([keras.Input((100,)), keras.layers.Dense(3 * 5 * 1031)])
+    assert model.layers[0].kernel.shape == (100, 3 * 5 * 1031)
+    assert sizes and max(sizes) < 100_000
