@@ -221,8 +221,9 @@ def test_fit_builds_the_model_without_running_it():
 
 
 def test_a_large_weight_built_in_a_functional_build_lowers_no_literal(monkeypatch):
-    # The probe that builds a layer runs under eager constant folding; the weight's sampler lowered there wrote its
-    # counter iota into the program as a literal (16 MB of text for 2**21 draws: dcgan's Dense kernel).
+    # The probe that builds a layer runs under eager constant folding; a weight's sampler lowered there (float64,
+    # or more draws than random_host.py takes) wrote its counter iota into the program as a literal (16 MB of text
+    # for dcgan's Dense kernel, 2**21 draws).
     import jax
 
     from tapejax.ops import random as random_ops
@@ -236,6 +237,6 @@ def test_a_large_weight_built_in_a_functional_build_lowers_no_literal(monkeypatc
 
     monkeypatch.setattr(jax.stages.Lowered, "compile", recording)
     random_ops._UNIFORM.clear()  # the sampler is lowered on a shape's first draw in this process
-    model = keras.Sequential([keras.Input((100,)), keras.layers.Dense(3 * 5 * 1031)])
-    assert model.layers[0].kernel.shape == (100, 3 * 5 * 1031)
+    model = keras.Sequential([keras.Input((100,)), keras.layers.Dense(3 * 5 * 1031, dtype="float64")])
+    assert model.layers[0].kernel.shape == (100, 3 * 5 * 1031) and model.layers[0].kernel.dtype == tf.float64
     assert sizes and max(sizes) < 100_000
