@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import contextlib
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
@@ -220,14 +222,8 @@ def test_fit_builds_the_model_without_running_it():
     assert np.isfinite(history.history["loss"][0]) and "accuracy" in history.history
 
 
-def test_a_large_weight_built_in_a_functional_build_lowers_no_literal(monkeypatch):
-    # The probe that builds a layer runs under eager constant folding; a weight's sampler lowered there (float64,
-    # or more draws than random_host.py takes) wrote its counter iota into the program as a literal (16 MB of text
-    # for dcgan's Dense kernel, 2**21 draws).
-    import jax
-
-    from tapejax.ops import random as random_ops
-
+def _recording_program_sizes(monkeypatch) -> list[int]:
+    """The text sizes of the programs lowered from now on (a literal of a large constant makes one large)."""
     sizes = []
     original = jax.stages.Lowered.compile
 
@@ -236,7 +232,39 @@ def test_a_large_weight_built_in_a_functional_build_lowers_no_literal(monkeypatc
         return original(self, *args, **kwargs)
 
     monkeypatch.setattr(jax.stages.Lowered, "compile", recording)
+    return sizes
+
+
+def test_a_large_weight_built_in_a_functional_build_lowers_no_literal(monkeypatch):
+    # The probe that builds a layer runs under eager constant folding; a weight's sampler lowered there (float64,
+    # or more draws than random_host.py takes) wrote its counter iota into the program as a literal (16 MB of text
+    # for dcgan's Dense kernel, 2**21 draws).
+    from tapejax.ops import random as random_ops
+
+    sizes = _recording_program_sizes(monkeypatch)
     random_ops._UNIFORM.clear()  # the sampler is lowered on a shape's first draw in this process
     model = keras.Sequential([keras.Input((100,)), keras.layers.Dense(3 * 5 * 1031, dtype="float64")])
     assert model.layers[0].kernel.shape == (100, 3 * 5 * 1031) and model.layers[0].kernel.dtype == tf.float64
     assert sizes and max(sizes) < 100_000
+
+
+def test_a_padded_max_pool_gradient_writes_no_mask_literal(monkeypatch):
+    # MaxPoolGrad's masks of the positions that padding covers had the output's full shape, and each was written
+    # into the step's program as a literal (knowledge_distillation: 12 of 0.4 MB).
+    x = tf.constant(np.linspace(-1, 1, 32 * 27 * 27 * 16, dtype=np.float32).reshape(32, 27, 27, 16))
+    pool = keras.layers.MaxPooling2D(2, strides=2, padding="same")
+
+    @tf.function
+    def gradient(x):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            loss = tf.reduce_sum(pool(x) ** 2)
+        return tape.gradient(loss, x)
+
+    sizes = _recording_program_sizes(monkeypatch)
+    got = gradient(x)
+    assert sizes and max(sizes) < 50_000
+    expected = jax.grad(lambda a: jnp.sum(jax.lax.reduce_window(
+        jnp.pad(a, ((0, 0), (0, 1), (0, 1), (0, 0)), constant_values=-jnp.inf), -jnp.inf, jax.lax.max,
+        (1, 2, 2, 1), (1, 2, 2, 1), "VALID") ** 2))(x.numpy())
+    np.testing.assert_allclose(got.numpy(), expected, rtol=1e-6)
