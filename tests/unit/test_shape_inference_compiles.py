@@ -268,3 +268,26 @@ def test_a_padded_max_pool_gradient_writes_no_mask_literal(monkeypatch):
         jnp.pad(a, ((0, 0), (0, 1), (0, 1), (0, 0)), constant_values=-jnp.inf), -jnp.inf, jax.lax.max,
         (1, 2, 2, 1), (1, 2, 2, 1), "VALID") ** 2))(x.numpy())
     np.testing.assert_allclose(got.numpy(), expected, rtol=1e-6)
+
+
+def test_a_padded_max_pool_gradient_traces_once_for_a_relaxed_batch():
+    # The masks took an arange of every axis, the batch too: a symbolic (relaxed) batch size failed the trace, and
+    # the step was traced again per size, running its Python twice where TF traces once.
+    pool = keras.layers.MaxPooling2D(3, strides=2, padding="same")
+    traces = []
+
+    @tf.function(reduce_retracing=True)
+    def gradient(x):
+        traces.append(x.shape[0])
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            loss = tf.reduce_sum(pool(x) ** 2)
+        return tape.gradient(loss, x)
+
+    for batch in (4, 3, 2):
+        x = np.linspace(-1, 1, batch * 7 * 7 * 2, dtype=np.float32).reshape(batch, 7, 7, 2)
+        got = gradient(tf.constant(x))
+        expected = jax.grad(lambda a: jnp.sum(jax.lax.reduce_window(
+            a, -jnp.inf, jax.lax.max, (1, 3, 3, 1), (1, 2, 2, 1), "SAME") ** 2))(x)
+        np.testing.assert_allclose(got.numpy(), expected, rtol=1e-6)
+    assert traces == [4, None]
