@@ -371,10 +371,11 @@ def _positions_as_arguments(tensor, key: tuple, dynamic: list) -> tuple:
         elif isinstance(k, tuple) and k[0] == "slice" and k[3] in (None, 1) and all(
                 b is None or isinstance(b, int) for b in k[1:3]):
             start, stop, _ = slice(k[1], k[2]).indices(size)
-            if stop - start in (0, size):  # empty or whole: nothing that varies with a position
+            length = max(stop - start, 0)  # (a stop before the start selects nothing)
+            if length in (0, size):  # empty or whole: nothing that varies with a position
                 out.append(k)
                 continue
-            out.append(("window", len(dynamic), stop - start))
+            out.append(("window", len(dynamic), length))
             dynamic.append(position(start))
         else:
             out.append(k)

@@ -9,7 +9,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import tapejax as tf
@@ -30,6 +30,9 @@ keys = st.tuples(*(_entry(n) for n in SHAPE)).flatmap(
 
 @settings(max_examples=60, deadline=None)
 @given(keys)
+@example((None, 0, 0, slice(1, 0)))  # a stop before the start: empty, not a window of size -1
+@example((slice(-9, 2), Ellipsis))  # a start clamped to 0
+@example((slice(None, None, -1), slice(3, 9), -1))
 def test_an_eager_index_is_numpys_and_its_gradient_is_jaxs(key):
     x = np.arange(np.prod(SHAPE), dtype=np.float32).reshape(SHAPE) / 7.0
     value = tf.constant(x)
