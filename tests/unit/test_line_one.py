@@ -26,7 +26,8 @@ def test_packaging_files():
     assert project["tool"]["setuptools"]["dynamic"]["version"]["attr"] == "tapejax.version.TAPEJAX_VERSION"
     assert "py.typed" in project["tool"]["setuptools"]["package-data"]["tapejax"]
     assert (ROOT / "tapejax" / "py.typed").exists()
-    assert project["project"]["license"]["text"] == "Apache-2.0"
+    assert project["project"]["license"] == "Apache-2.0"  # an SPDX expression (PEP 639), with its file
+    assert project["project"]["license-files"] == ["LICENSE"]
     assert "Apache License" in (ROOT / "LICENSE").read_text()[:200]
 
 
