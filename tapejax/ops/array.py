@@ -298,8 +298,8 @@ def _getitem(tensor, key):
 
 
 def _index(tensor, key, dynamic):
-    index, source = [], tensor
-    for k, dim in zip(key, _dimensions(source.ndim, key)):
+    index = []
+    for k, dim in zip(key, _dimensions(tensor.ndim, key)):  # (a window's dynamic slice keeps the rank)
         if k is Ellipsis or k is None:
             index.append(k)
         elif isinstance(k, tuple) and k[0] == "window":  # rows [start, start + size) of `dim`, start an argument
@@ -334,11 +334,15 @@ def _check_dynamic_index(tensor, *indices, key):
 _getitem_op = op("__getitem__", _getitem, static=("key",), op_type="StridedSlice")
 # x[i] with a traced scalar i (inside tf.function: a loop counter, an argument): the same slice at a position known
 # only when the step runs (XLA's dynamic slice), the output's shape static.
-_getitem_dynamic_op = op("__getitem_dynamic__", lambda *tensors, key: _index(tensors[0], key, tensors[1:]),
-                         static=("key",), op_type="StridedSlice", same_dtype=False, check=_check_dynamic_index)
+def _getitem_at(*tensors, key):
+    return _index(tensors[0], key, tensors[1:])
+
+
+_getitem_dynamic_op = op("__getitem_dynamic__", _getitem_at, static=("key",), op_type="StridedSlice",
+                         same_dtype=False, check=_check_dynamic_index)
 # An eager x[i] or x[i:i + k] with its positions as arguments (`_positions_as_arguments`, which checked them).
-_getitem_positions_op = op("__getitem_positions__", lambda *tensors, key: _index(tensors[0], key, tensors[1:]),
-                           static=("key",), op_type="StridedSlice", same_dtype=False)
+_getitem_positions_op = op("__getitem_positions__", _getitem_at, static=("key",), op_type="StridedSlice",
+                           same_dtype=False)
 
 
 def _tensor_getitem(tensor, key):
