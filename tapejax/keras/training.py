@@ -356,8 +356,9 @@ class Trainer(Keras2Names):
             given = host_inputs.given(layers, outputs)
 
         def numeric(v: Any) -> bool:
-            return isinstance(v, tf.Tensor | tf.Variable | np.ndarray) and v.dtype != object and (
-                not isinstance(v, tf.Tensor | tf.Variable) or v.dtype != tf.string)
+            if isinstance(v, np.ndarray):
+                return v.dtype.kind in "biufc"
+            return isinstance(v, tf.Tensor | tf.Variable) and v.dtype != tf.string
 
         leaves = jax.tree_util.tree_leaves(x, is_leaf=lambda v: isinstance(v, tf.Tensor | tf.Variable))
         arrays = [jax.ShapeDtypeStruct(tuple(v.shape), v.dtype if isinstance(v, np.ndarray) else v.dtype.as_numpy_dtype)
