@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from .context import CONTEXT
 from . import dispatch, lowering, tape as tape_lib
@@ -205,23 +206,64 @@ def run_recorded(name: str, impl: Callable, leading: Sequence[Tensor], inputs: I
     reads = [v._read() for v in inputs.variables]  # leaves on the tapes outside, as any read
     vals = (*[t._value for t in leading], *inputs.external_vals, *[value for _, value in reads])
     trace = CONTEXT.trace
+    tapes = CONTEXT.tapes
+    tids = (*[t._tid for t in leading], *inputs.external_tids, *[tid for tid, _ in reads])
+    pullback = None
     if trace is not None and trace.captures:
         # inside a body being captured, the outputs are placeholders: running `impl` here would stage its side
         # effects (a tf.print in a branch) into the enclosing trace, where they would run once more
         outs = [symbolic(jnp.zeros(a.shape, a.dtype)) for a in jax.eval_shape(forward_impl or impl, *vals)]
+    elif forward_impl is None and has_gradient and _differentiated(tapes, tids, vals):
+        outs, pullback = _linearized(impl, vals)
     else:
         outs = (forward_impl or impl)(*vals)
     tensors = [EagerTensor(o) for o in outs]
-    tapes = CONTEXT.tapes
     if tapes:
         opdef = OpDef(name, impl, op_type=name.rsplit(".", 1)[-1], jit=False, has_gradient=has_gradient,
                       no_gradient="" if has_gradient else _WHILE_NEEDS_BOUND)
-        tids = (*[t._tid for t in leading], *inputs.external_tids, *[tid for tid, _ in reads])
-        dispatch.record_call(opdef, tids, vals, tensors, tapes)
+        dispatch.record_call(opdef, tids, vals, tensors, tapes, pullback=pullback)
     n = len(tensors) - len(assigned)
     for variable, tensor in zip(assigned, tensors[n:]):
         variable._set(tensor._value, False, tensor._tid)
     return tensors[:n]
+
+
+def _differentiated(tapes: Sequence[tape_lib.Tape], tids: Sequence[int], vals: Sequence[Any]) -> bool:
+    """Whether a GradientTape (not a capturing tape) records this traced call: then its gradient will need the
+    call's VJP at these inputs."""
+    if not tapes or not any(isinstance(v, jax.core.Tracer) for v in vals):
+        return False
+    return any(not t.records_all and any(tid in t.tracked for tid in tids) for t in tapes)
+
+
+def _linearized(impl: Callable, vals: Sequence[Any]) -> tuple[Sequence[Any], Callable | None]:
+    """`impl(*vals)` and its VJP there, from one linearization (`jax.vjp`).
+
+    A tape's gradient inside a trace replays the recorded ops under `jax.vjp`, and XLA's CSE merges that replay
+    with the ops' first run, but not a loop's: the two `while` loops (one forward pass, one forward pass saving
+    residuals) differ, so a traced RNN step ran and compiled every recurrent layer's forward pass twice. Computed
+    here from `jax.vjp`, the outputs come from the loop that saves the residuals (XLA drops the residuals if no
+    gradient reads them), and the gradient's sweep pulls back through this VJP (sweep.py, problem.Problem.run).
+    """
+    try:
+        outs, vjp = jax.vjp(impl, *vals)
+    except Exception:  # a body JAX cannot linearize while it runs (an effect it refuses): the plain forward pass
+        return impl(*vals), None
+    out_tree = jax.tree_util.tree_structure(outs)
+    avals = [jax.ShapeDtypeStruct(o.shape, o.dtype) for o in jax.tree_util.tree_leaves(outs)]
+
+    def pullback(cts: Sequence[Any]) -> tuple[Any, ...]:
+        seeds = [_zeros(a) if c is None else c for a, c in zip(avals, cts)]
+        return vjp(jax.tree_util.tree_unflatten(out_tree, seeds))
+
+    return outs, pullback
+
+
+def _zeros(aval: jax.ShapeDtypeStruct) -> Any:
+    """The zero cotangent of an output no gradient reached (JAX's float0 for an integer or bool output)."""
+    if jnp.issubdtype(aval.dtype, jnp.inexact):
+        return jnp.zeros(aval.shape, aval.dtype)
+    return np.zeros(aval.shape, jax.dtypes.float0)
 
 
 def unpack(flat: Sequence[Any], inputs: Inputs, n_leading: int) -> tuple[Sequence[Any], dict, dict]:

@@ -206,7 +206,7 @@ def _deferrable(vals: list, tapes: list[tape_lib.Tape]) -> bool:
 
 
 def record_call(opdef: OpDef, in_tids: Sequence[int], in_vals: Sequence[Any], outs: Sequence[Tensor],
-                tapes: Sequence[tape_lib.Tape] | None = None, effect: bool = False) -> None:
+                tapes: Sequence[tape_lib.Tape] | None = None, effect: bool = False, pullback: Any = None) -> None:
     """Records a whole call as one op with several outputs: a differentiation call, a custom gradient, a
     tf.function call, a traced branch or loop, a side effect inside a captured body. The one way a call becomes
     an op; `apply` is the one way an op of the table does.
@@ -215,6 +215,7 @@ def record_call(opdef: OpDef, in_tids: Sequence[int], in_vals: Sequence[Any], ou
       tapes: the tapes that may record it (default: those recording on this thread).
       effect: record it whatever its inputs (a print or an assertion inside a captured body must run when the body
         does, even with no tensor input).
+      pullback: the call's VJP at `in_vals`, if computing `outs` already linearized it (TapeEntry.pullback).
     """
     tapes = CONTEXT.tapes if tapes is None else tapes
     if not tapes:
@@ -224,7 +225,7 @@ def record_call(opdef: OpDef, in_tids: Sequence[int], in_vals: Sequence[Any], ou
         for t in tapes:
             t.entries.append(entry)
         return
-    _record(list(tapes), opdef, (), tuple(in_tids), tuple(in_vals), tuple(outs), True)
+    _record(list(tapes), opdef, (), tuple(in_tids), tuple(in_vals), tuple(outs), True, pullback=pullback)
 
 
 def _record(
@@ -236,6 +237,7 @@ def _record(
     outs: tuple[Tensor, ...],
     multiple: bool,
     app: deferred.Application | None = None,
+    pullback: Any = None,
 ) -> None:
     """Appends the op to each tape that tracks one of its inputs; its float outputs become tracked there.
 
@@ -259,7 +261,7 @@ def _record(
                 follow = out_tids if _raw(outs[0]).dtype.kind in _DIFFERENTIABLE_KINDS else ()
             # tuple.__new__ skips the Python-level NamedTuple constructor: this is the per-op hot path.
             entry = _new_entry(tape_lib.TapeEntry,
-                               (opdef, params_key, tuple(tids), tuple(vals), out_tids, multiple, app))
+                               (opdef, params_key, tuple(tids), tuple(vals), out_tids, multiple, app, pullback))
         t.entries.append(entry)
         tracked.update(follow)
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+from jax._src import config as jax_config  # constant folding's switch: see Problem.run
 from jax.extend import core as jax_core
 from jax.interpreters import partial_eval as pe
 
@@ -123,7 +124,14 @@ class Problem:
         if any(type(c) is deferred.Pending for c in consts):  # deferred, but not by this tape's sources
             consts = tuple(map(deferred.resolve, consts))
         lowered = executables.CACHE.get(sl.program, executables.avals(self.leaf_vals + consts + extra_vals))
-        outs = lowered.run(kind, build, (self.leaf_vals, consts, extra_vals), eager, sl.apps)
+        if eager is not None and kind[0] == "vjp" and _reuses_forward(sl, self.leaf_vals):
+            # the sweep, through the VJPs the traced loops kept (capture.run_recorded); staged whole, as the replay
+            # is (executables.Lowered._run): under the trace's constant folding, the ops of the ones seed's
+            # pullback would each run eagerly, one XLA compile per op and shape
+            with jax_config.eager_constant_folding(False):
+                outs = eager()
+        else:
+            outs = lowered.run(kind, build, (self.leaf_vals, consts, extra_vals), eager, sl.apps)
         tensors = tuple(EagerTensor(o) for o in outs)
         if tapes:
             in_tids = (*sl.leaf_tids, *sl.const_tids, *(e._tid for e in extras))
@@ -158,6 +166,15 @@ class Problem:
         for i, (k, out) in enumerate(zip(self.connected, outs)):
             results[k] = None if i in self.unreached else out
         return results
+
+
+def _reuses_forward(sl: lowering.Slice, leaf_vals: Sequence[Any]) -> bool:
+    """Whether a traced gradient should be the sweep rather than `jax.vjp` of the replay: a loop in the slice kept
+    the VJP its forward pass was linearized with, and the replay would run that loop's forward pass again (XLA does
+    not merge two `while` loops). Only inside a trace (the values are tracers); eagerly, no entry keeps one."""
+    if not leaf_vals or not isinstance(leaf_vals[0], jax.core.Tracer):
+        return False
+    return any(e.pullback is not None for e in sl.entries)
 
 
 def _lowered_opdef(lowered: executables.Lowered, kind: Any, build: Callable, n_leaves: int, n_consts: int,

@@ -82,7 +82,7 @@ class _Plan(NamedTuple):
     """A program's backward walk, worked out once per program (a structure that repeats reuses it)."""
 
     program: Any
-    steps: tuple  # reversed: (step, base slot, output slots, input slots that take a cotangent, their VJP)
+    steps: tuple  # reversed: (step, base slot, output slots, input slots that take a cotangent, their VJP, wrt)
 
 
 # id(program) -> _Plan (the structure memo hands back the same Program object for a repeated structure)
@@ -101,9 +101,9 @@ def _plan(program: Any, batched: bool) -> _Plan:
         wrt = _wrt(step, n_leaves, first_out)
         slots = tuple([slot for slot, w in zip(step.ins, wrt) if w])
         if step.op.backward is None:
-            walk.append((step, base, range(base, base + step.n_out), slots, _op_vjp(step, batched, wrt)))
+            walk.append((step, base, range(base, base + step.n_out), slots, _op_vjp(step, batched, wrt), wrt))
         else:  # a custom gradient's eager rule takes and returns every input
-            walk.append((step, base, range(base, base + step.n_out), step.ins, None))
+            walk.append((step, base, range(base, base + step.n_out), step.ins, None, wrt))
         base += step.n_out
     walk.reverse()
     plan = _PLANS[key] = _Plan(program, tuple(walk))
@@ -143,17 +143,21 @@ def sweep(sl: Slice, leaf_vals: Sequence[Any], seeds: Sequence[Any], groups: Seq
     for slot, seed in zip(program.outputs, seeds):
         accumulate(slot, seed)
     pop = ct.pop
-    for (step, base, outs, slots, vjp), inputs in zip(_plan(program, batched).steps, reversed(sl.entries)):
+    for (step, base, outs, slots, vjp, wrt), entry in zip(_plan(program, batched).steps, reversed(sl.entries)):
         for slot, leaf in step.adds:  # a source produced inside the slice: y + 0, so its leaf gets y's cotangent
             if slot in ct:
                 accumulate(leaf, ct[slot])
         cts = [pop(s, None) for s in outs]
         if all(c is None for c in cts):
             continue
-        inputs = [v.value() if type(v) is Pending else v for v in inputs.in_vals]
-        if vjp is not None:
+        if entry.pullback is not None and vjp is not None and not batched:
+            # a traced loop's VJP, kept from its forward pass (capture.run_recorded): no second forward pass
+            in_cts = [c for c, w in zip(entry.pullback(cts), wrt) if w]
+        elif vjp is not None:
+            inputs = [v.value() if type(v) is Pending else v for v in entry.in_vals]
             in_cts = vjp(inputs, cts)
         else:  # a custom gradient: grad_fn runs on concrete values, not jitted, as TF runs it (OpDef.backward)
+            inputs = [v.value() if type(v) is Pending else v for v in entry.in_vals]
             in_cts = step.op.backward(inputs, cts, batched)
         for slot, c in zip(slots, in_cts):
             if 0 <= slot < n_leaves or slot >= first_out:

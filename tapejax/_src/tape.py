@@ -1,7 +1,9 @@
 """The trace a tape records, and the per-thread stack of tapes that are recording.
 
 A tape holds data, not closures: each entry names an op (a pure JAX function plus static params), the ids of
-its inputs and outputs, and the input values (the residuals a replay needs for inputs that are not sources).
+its inputs and outputs, and the input values (the residuals a replay needs for inputs that are not sources). One
+exception, inside a trace only: a loop keeps the VJP its forward pass was linearized with (`pullback`), so that
+its gradient does not run the loop's forward pass a second time (capture.run_recorded, sweep.py).
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ class TapeEntry(NamedTuple):
     out_tids: tuple[int, ...]
     multiple_results: bool  # impl returns a tuple (even of length one)
     app: Any = None  # the deferred.Application computing the outputs, if the op was deferred
+    # traced loops only: `pullback(output cotangents, None where none) -> input cotangents`, at the recorded inputs
+    pullback: Any = None
 
 
 class Tape:
