@@ -12,12 +12,16 @@
 - `deconv`: the DCGAN tutorial generator's three `Conv2DTranspose` layers (7x7x256 -> 28x28x1, strides 1, 2, 2),
   forward and backward of a batch of 32 as one compiled step: tapejax's and TF's Keras layers in a `tf.function`,
   and `jax.lax.conv_transpose` under `jax.jit` (what a JAX user writes: XLA's derivative of its lhs-dilated
-  convolution with respect to the kernel is a slow dilated convolution on a CPU).
+  convolution with respect to the kernel is a slow dilated convolution on a CPU);
+- `rnn`: a `Bidirectional(LSTM(64))` and a Dense over 100 steps of 32 features, forward and backward of a batch
+  of 64 as one compiled step: tapejax's and TF's Keras layers in a `tf.function`, and the same cell in a
+  `jax.lax.scan` under `jax.jit` (what a JAX user writes). A loop step on XLA:CPU costs mostly its number of
+  kernels, where TF runs its while loop's ops with little overhead each.
 
 Each `fit` is timed for a new model (compiling included: each new model traces its step again) and for a model
 already fitted (its compiled step reused).
 
-    python -m benchmarks.keras_fit [--quick] [mlp build cnn conv]
+    python -m benchmarks.keras_fit [--quick] [mlp build cnn conv deconv rnn]
 
 `--quick` (used by tests/test_benchmarks.py) runs every workload on 256 samples (the convolutions on 16), once: it
 proves they run and asserts nothing about time.
@@ -215,6 +219,58 @@ def _deconv_runs(libs: dict[str, object], x: np.ndarray, repeats: int) -> dict[s
     return _compiled_runs(libs, tf_step, x, "jax.jit(lax.conv_transpose)", lambda: jax_step(ws, xb), repeats)
 
 
+def _rnn_runs(libs: dict[str, object], x: np.ndarray, repeats: int) -> dict[str, Callable[[], float]]:
+    """A bidirectional LSTM and a Dense, forward and backward of one batch, compiled: `jax.lax.scan` under
+    `jax.jit`, and each library's Keras layers in a `tf.function`."""
+    import jax
+    import jax.numpy as jnp
+
+    units, features = 64, x.shape[-1]
+    rng = np.random.default_rng(3)
+    cells = [(rng.normal(size=(features, 4 * units)).astype(np.float32) * 0.1,
+              rng.normal(size=(units, 4 * units)).astype(np.float32) * 0.1, np.zeros(4 * units, np.float32))
+             for _ in range(2)]
+    dense = rng.normal(size=(2 * units, 1)).astype(np.float32) * 0.1
+
+    def lstm(cell, xs):  # Keras's gate order (input, forget, cell, output), the input projection hoisted
+        kernel, recurrent, bias = cell
+        projected = jnp.swapaxes(xs @ kernel + bias, 0, 1)
+
+        def step(carry, z):
+            h, c = carry
+            i, f, g, o = jnp.split(z + h @ recurrent, 4, -1)
+            c = jax.nn.sigmoid(f) * c + jax.nn.sigmoid(i) * jnp.tanh(g)
+            h = jax.nn.sigmoid(o) * jnp.tanh(c)
+            return (h, c), None
+
+        zeros = jnp.zeros((xs.shape[0], units), xs.dtype)
+        return jax.lax.scan(step, (zeros, zeros), projected)[0][0]
+
+    def jax_loss(params, xb):
+        forward, backward, w = params
+        h = jnp.concatenate([lstm(forward, xb), lstm(backward, xb[:, ::-1])], -1)
+        return jnp.mean((h @ w) ** 2)
+
+    jax_step = jax.jit(jax.value_and_grad(jax_loss))
+    params = (tuple(map(jnp.asarray, cells[0])), tuple(map(jnp.asarray, cells[1])), jnp.asarray(dense))
+    xb = jnp.asarray(x)
+
+    def tf_step(tf):
+        model = tf.keras.Sequential([tf.keras.layers.Bidirectional(tf.keras.layers.LSTM(units)),
+                                     tf.keras.layers.Dense(1, use_bias=False)])
+        model(tf.constant(x))
+        model.set_weights([*cells[0], *cells[1], dense])
+
+        @tf.function
+        def step(xb):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(model(xb) ** 2)
+            return loss, tape.gradient(loss, model.trainable_variables)
+        return step
+
+    return _compiled_runs(libs, tf_step, x, "jax.jit(lax.scan)", lambda: jax_step(params, xb), repeats)
+
+
 def _compiled_runs(libs: dict[str, object], make_step: Callable[[object], Callable], x: np.ndarray, jax_label: str,
                    jax_call: Callable[[], object], repeats: int) -> dict[str, Callable[[], float]]:
     """Timing callables: the plain JAX step, then each library's `tf.function` step on `x`."""
@@ -246,7 +302,7 @@ def _timed(call: Callable[[], object], repeats: int) -> Callable[[], float]:
 def main(argv: list[str] | None = None) -> dict[str, dict[str, float]]:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="256 samples, one repetition: proves the workloads run")
-    parser.add_argument("workloads", nargs="*", default=["mlp", "build", "cnn", "conv", "deconv"])
+    parser.add_argument("workloads", nargs="*", default=["mlp", "build", "cnn", "conv", "deconv", "rnn"])
     args = parser.parse_args(argv)
     libs = {}
     for name in LIBRARIES:
@@ -301,6 +357,11 @@ def main(argv: list[str] | None = None) -> dict[str, dict[str, float]]:
         x = rng.normal(size=(batch, 7, 7, 256)).astype(np.float32)
         report("deconv", f"DCGAN's 3 Conv2DTranspose layers, forward + backward of a batch of {batch}, per step",
                _best(_deconv_runs(libs, x, 2 if args.quick else 10), repeats), "ms", 1e3)
+    if "rnn" in args.workloads:
+        batch, steps = (8, 10) if args.quick else (64, 100)
+        x = rng.normal(size=(batch, steps, 32)).astype(np.float32)
+        report("rnn", f"Bidirectional(LSTM(64)) + Dense over {steps} steps, forward + backward of a batch of {batch}, "
+               "per step", _best(_rnn_runs(libs, x, 2 if args.quick else 10), repeats), "ms", 1e3)
     return results
 
 

@@ -2,9 +2,10 @@
 
 Keras 3's weight layouts: a cell has `kernel` (input, gates * units), `recurrent_kernel` (units, gates * units)
 and `bias`, the gates in Keras's order (LSTM: input, forget, cell, output; GRU: update, reset, candidate, with
-`reset_after=True` a bias of shape (2, 3 * units), input and recurrent). The time loop is one `tf.scan` (a
-`lax.scan`), and the input projection of the built-in cells is one matmul over every step before it. A masked
-step keeps the previous state and output, as Keras does.
+`reset_after=True` a bias of shape (2, 3 * units), input and recurrent). The time loop is one `lax.scan` (a fold
+without `return_sequences`: no history is stacked), and the input projection of the built-in cells is one matmul
+over every step before it; their loop saves only its matmuls for the gradient (`loops.recurrence`). A masked step
+keeps the previous state and output, as Keras does.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 import tapejax as tf
+from tapejax._src import loops
 from tapejax.keras import activations
 from tapejax.keras.layers import Layer
 
@@ -358,14 +360,17 @@ class RNN(Layer):
         output_size = cell.output_size if hasattr(cell, "output_size") else self._state_sizes()[0]
         initial = (tf.zeros([batch, output_size], sequences.dtype), *states)
         elems = steps if time_mask is None else (steps, time_mask)
-        carried = tf.scan(advance, elems, initializer=initial)
-        outputs_seq, final_states = carried[0], [c[-1] for c in carried[1:]]
+        keep = "all" if self.return_sequences else "last"  # without return_sequences, only the last step's
+        carried = loops.recurrence(advance, elems, initial, keep, recompute=builtin)
+        if self.return_sequences:
+            output, final_states = tf.transpose(carried[0], [1, 0, 2]), [c[-1] for c in carried[1:]]
+        else:
+            output, final_states = carried[0], list(carried[1:])
         if builtin:
             cell.stop()
         if self.stateful:
             for variable, value in zip(self.states, final_states):
                 variable.assign(value)
-        output = tf.transpose(outputs_seq, [1, 0, 2]) if self.return_sequences else outputs_seq[-1]
         if self.return_state:
             return (output, *self._nest(final_states))
         return output

@@ -148,3 +148,35 @@ def test_a_bidirectional_lstm_step_runs_each_direction_forward_once(monkeypatch)
     np.testing.assert_allclose(loss.numpy(), eager_loss.numpy(), rtol=1e-6)
     for g, e in zip(grads, eager_grads):
         np.testing.assert_allclose(g.numpy(), e.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def _stacked_loop_operands(text: str, steps: int) -> int:
+    """How many operands of the program's first `while` loop hold one value per step (leading axis `steps`)."""
+    signature = text.split("stablehlo.while", 1)[1].split("{", 1)[0]
+    return signature.count(f"tensor<{steps}x")
+
+
+@pytest.mark.parametrize(("layer", "most"), [("LSTM", 4), ("GRU", 3), ("SimpleRNN", 3)])
+def test_a_recurrent_layers_forward_loop_saves_its_matmuls_and_states_only(monkeypatch, layer, most):
+    # The forward loop's per-step operands: the projected inputs, the recurrent matmul's outputs and the carried
+    # states (loops.recurrence: jax.checkpoint with dots_saveable). JAX's own linearization of the cell saved 13
+    # values per LSTM step; the elementwise gates are recomputed in the backward loop instead.
+    x = tf.constant(RNG.standard_normal((8, 12, 5)).astype(np.float32))
+    rnn = getattr(keras.layers, layer)(6)
+    rnn(x)
+
+    def step(x):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(rnn(x) ** 2)
+        return tape.gradient(loss, rnn.trainable_variables)
+
+    eager = step(x)
+    texts = []
+    original = jax.stages.Lowered.compile
+    monkeypatch.setattr(jax.stages.Lowered, "compile",
+                        lambda self, *a, **k: texts.append(self.as_text()) or original(self, *a, **k))
+    traced = tf.function(step)(x)
+    assert len(texts) == 1 and texts[0].count("stablehlo.while") == 2
+    assert _stacked_loop_operands(texts[0], 12) <= most
+    for g, e in zip(traced, eager):
+        np.testing.assert_allclose(g.numpy(), e.numpy(), rtol=1e-5, atol=1e-6)
