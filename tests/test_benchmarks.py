@@ -29,17 +29,18 @@ def test_the_bounded_cost_tables_run_in_quick_mode(capsys):
 
 def test_keras_fit_runs_in_quick_mode(capsys):
     # benchmarks/keras_fit.py is a standalone script (README's standalone table): MLP fit, a 20-layer functional
-    # CNN's construction, a small CNN's fit and its convolutions alone, DCGAN's transposed convolutions, tapejax
-    # against TF when TF is installed
+    # CNN's construction, a small CNN's fit and its convolutions alone, DCGAN's transposed convolutions, a
+    # bidirectional LSTM's step, tapejax against TF when TF is installed
     from benchmarks import keras_fit
 
     results = keras_fit.main(["--quick"])
     workloads = {key.split(":")[0] for key in results}
-    assert workloads == {"mlp", "build", "cnn", "conv", "deconv"}
-    assert len(results) == 8
+    assert workloads == {"mlp", "build", "cnn", "conv", "deconv", "rnn"}
+    assert len(results) == 9
     for times in results.values():
         assert "tapejax" in times and all(t > 0 for t in times.values())
     assert "jax.jit (XLA:CPU)" in results[next(k for k in results if k.startswith("conv"))]
+    assert "jax.jit(lax.scan)" in results[next(k for k in results if k.startswith("rnn"))]
     out = capsys.readouterr().out
     # Input, 4 x (Conv2D, BatchNormalization, ReLU, MaxPool2D), Flatten, 2 Dense
     assert "a 20-layer functional CNN" in out
