@@ -3,7 +3,8 @@
 Keras 3 builds a functional model by running each layer's `call` on symbolic tensors (its TF backend: in a
 scratch graph); tapejax runs it under `jax.eval_shape`, with Tensors wrapping JAX tracers as inside a
 `tf.function` trace, so that no op computes anything and nothing is compiled. Variable reads see the
-variables' values, assignments (BatchNormalization's statistics) are dropped with the trace, and weights built
+variables' values (traced stand-ins of float ones where constants are folded, so that no op on weights runs),
+assignments (BatchNormalization's statistics) are dropped with the trace, and weights built
 on the way are made concretely (`add_weight` lifts itself out of the trace). A call that needs values (a
 Python `if` on a tensor, `.numpy()`, a `tf.Variable` made in `call` from a computed value, a size computed from
 `tf.shape`) falls back to running on zeros.
@@ -14,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 import tapejax as tf
@@ -45,8 +47,8 @@ def abstract_run(fn: Any, structure: Any, arrays: list[Any], is_symbol: Any = No
     is_symbol = is_symbol or _is_symbol
     holder: list[Any] = []
 
-    def pure(*values: Any) -> list[Any]:
-        trace = _Trace([], (), np.uint32(0), first=True)
+    def pure(anchor: Any, *values: Any) -> list[Any]:
+        trace = _FoldingTrace(anchor) if fold_constants else _Trace([], (), np.uint32(0), first=True)
         with _tracing(trace, fold_constants=fold_constants):  # by default constants too are abstract: nothing runs
             leaves = iter(EagerTensor(v) for v in values)
             inputs = jax.tree_util.tree_map(lambda s: next(leaves) if is_symbol(s) else s, structure,
@@ -56,8 +58,29 @@ def abstract_run(fn: Any, structure: Any, arrays: list[Any], is_symbol: Any = No
         holder.append(treedef)
         return [x.value if isinstance(x, tf.Tensor) else x for x in flat]
 
-    shapes = jax.eval_shape(pure, *arrays)
+    shapes = jax.eval_shape(pure, jax.ShapeDtypeStruct((), np.float32), *arrays)
     return holder[0], shapes
+
+
+class _FoldingTrace(_Trace):
+    """An abstract run that folds constants reads a float variable as a traced stand-in of its shape and dtype,
+    as a tf.function trace reads its variables: folded with the variables' values, the ops on weights alone (an
+    LSTM's recurrent matmul of its zero initial state) each ran eagerly, one XLA compile per op and shape
+    (text_classification_rnn's fit build: 1.5 s a model). Integer and bool variables (counters, flags) keep their
+    values, which Python code may read."""
+
+    def __init__(self, anchor: Any):
+        super().__init__([], (), np.uint32(0), first=True)
+        self._anchor = anchor  # a traced scalar: what the stand-ins are made from
+
+    def read(self, variable: Any) -> Any:
+        uid = variable._uid
+        if uid not in self.values:
+            value = variable._value
+            if jnp.issubdtype(getattr(value, "dtype", np.dtype(object)), jnp.inexact):  # bfloat16 too
+                self.discovered[uid] = variable
+                self.values[uid] = jax.lax.broadcast_in_dim(self._anchor.astype(value.dtype), value.shape, ())
+        return super().read(variable)
 
 
 def _is_symbol(x: Any) -> bool:
