@@ -14,10 +14,9 @@ from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from .context import CONTEXT
-from . import dispatch, lowering, tape as tape_lib
+from . import dispatch, lowering, sweep, tape as tape_lib
 from .convert import to_array
 from .registry import OpDef
 from .tensor import EagerTensor, Tensor, _Operators, new_tid
@@ -253,17 +252,10 @@ def _linearized(impl: Callable, vals: Sequence[Any]) -> tuple[Sequence[Any], Cal
     avals = [jax.ShapeDtypeStruct(o.shape, o.dtype) for o in jax.tree_util.tree_leaves(outs)]
 
     def pullback(cts: Sequence[Any]) -> tuple[Any, ...]:
-        seeds = [_zeros(a) if c is None else c for a, c in zip(avals, cts)]
+        seeds = [sweep.zero_cotangent(a) if c is None else c for a, c in zip(avals, cts)]
         return vjp(jax.tree_util.tree_unflatten(out_tree, seeds))
 
     return outs, pullback
-
-
-def _zeros(aval: jax.ShapeDtypeStruct) -> Any:
-    """The zero cotangent of an output no gradient reached (JAX's float0 for an integer or bool output)."""
-    if jnp.issubdtype(aval.dtype, jnp.inexact):
-        return jnp.zeros(aval.shape, aval.dtype)
-    return np.zeros(aval.shape, jax.dtypes.float0)
 
 
 def unpack(flat: Sequence[Any], inputs: Inputs, n_leading: int) -> tuple[Sequence[Any], dict, dict]:

@@ -65,7 +65,7 @@ def _op_vjp(step: Step, batched: bool, wrt: tuple[bool, ...]) -> Callable[..., A
 
             outs, pullback = jax.vjp(g, *[x for w, x in zip(wrt, inputs) if w])
             if step.multiple:
-                seeds = type(outs)(_zero_cotangent(o) if c is None else c for o, c in zip(outs, cts))
+                seeds = type(outs)(zero_cotangent(o) if c is None else c for o, c in zip(outs, cts))
             else:
                 seeds = cts[0]
             return pullback(seeds)
@@ -110,7 +110,8 @@ def _plan(program: Any, batched: bool) -> _Plan:
     return plan
 
 
-def _zero_cotangent(primal: Any) -> Any:
+def zero_cotangent(primal: Any) -> Any:
+    """The cotangent of a value no gradient reached (JAX's float0 for an integer or bool value)."""
     if jnp.issubdtype(primal.dtype, jnp.inexact):
         return jnp.zeros_like(primal)
     return np.zeros(primal.shape, jax.dtypes.float0)  # JAX's cotangent type for integer and bool values
@@ -153,12 +154,10 @@ def sweep(sl: Slice, leaf_vals: Sequence[Any], seeds: Sequence[Any], groups: Seq
         if entry.pullback is not None and vjp is not None and not batched:
             # a traced loop's VJP, kept from its forward pass (capture.run_recorded): no second forward pass
             in_cts = [c for c, w in zip(entry.pullback(cts), wrt) if w]
-        elif vjp is not None:
+        else:
             inputs = [v.value() if type(v) is Pending else v for v in entry.in_vals]
-            in_cts = vjp(inputs, cts)
-        else:  # a custom gradient: grad_fn runs on concrete values, not jitted, as TF runs it (OpDef.backward)
-            inputs = [v.value() if type(v) is Pending else v for v in entry.in_vals]
-            in_cts = step.op.backward(inputs, cts, batched)
+            # without a VJP, a custom gradient: grad_fn runs on concrete values, as TF runs it (OpDef.backward)
+            in_cts = vjp(inputs, cts) if vjp is not None else step.op.backward(inputs, cts, batched)
         for slot, c in zip(slots, in_cts):
             if 0 <= slot < n_leaves or slot >= first_out:
                 if c is None:  # TF's None: nothing flows on along this path (other paths still add up)

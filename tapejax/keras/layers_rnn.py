@@ -360,7 +360,7 @@ class RNN(Layer):
         output_size = cell.output_size if hasattr(cell, "output_size") else self._state_sizes()[0]
         initial = (tf.zeros([batch, output_size], sequences.dtype), *states)
         elems = steps if time_mask is None else (steps, time_mask)
-        keep = "all" if self.return_sequences else "last"  # without return_sequences, only the last step's
+        keep = "all" if self.return_sequences else "last"  # a fold: no history of the steps is stacked
         carried = loops.recurrence(advance, elems, initial, keep, recompute=builtin)
         if self.return_sequences:
             output, final_states = tf.transpose(carried[0], [1, 0, 2]), [c[-1] for c in carried[1:]]
