@@ -22,7 +22,7 @@ import numpy as np
 from jax.experimental import checkify
 
 from .context import CONTEXT
-from . import caches, errors, tape as tape_lib
+from . import caches, errors, tape as tape_lib, tiers
 from .capture import is_leaf as _is_leaf, unbounded_loop_message
 from .convert import to_array
 from .registry import OpDef
@@ -150,7 +150,7 @@ class ConcreteFunction:
         self._failure_tree: Any = None  # treedef of checkify's error state, set when traced
         self._jitted: Any = jax.jit(self._checked)  # until traced
         self._pending: Any = None  # the jax trace, until compiled
-        self._compiled: Any = None  # the executable (non-symbolic traces)
+        self._compiled: Any = None  # the executable (non-symbolic traces; tiers.py's)
         self._replay: Any = None  # a jitted, traceable replay of the trace (for tapes; a fallback for calls)
         self._jaxpr: Any = None  # (jaxpr, consts) of the trace
         self._exported: Any = None  # symbolic traces: the jax.export of the trace, compiled per size
@@ -228,7 +228,7 @@ class ConcreteFunction:
             traced, self._pending = self._pending, None
             self._jaxpr = (traced.jaxpr.jaxpr, traced.jaxpr.consts, traced.out_tree)
             started = time.perf_counter()
-            self._compiled = traced.lower().compile()
+            self._compiled = tiers.compile(traced.lower())
             self.function._detector.compiled(time.perf_counter() - started)
         else:
             self._by_size = caches.Recent("sizes of a relaxed trace", _MAX_SIZES)
@@ -262,7 +262,7 @@ class ConcreteFunction:
         compiled = self._by_size.get(sizes)
         if compiled is None:  # a fresh jit per size: JAX's caches for it die with the executable
             started = time.perf_counter()
-            compiled = jax.jit(self._exported.call).trace(tensor_vals, var_vals, calls).lower().compile()
+            compiled = tiers.compile(jax.jit(self._exported.call).trace(tensor_vals, var_vals, calls).lower())
             self.function._detector.compiled(time.perf_counter() - started)
             self._by_size[sizes] = compiled
         return compiled
