@@ -9,6 +9,7 @@ from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
+from jax._src import config as jax_config  # eager_constant_folding: ensure_compile_time_eval's switch
 from jax._src import core as jax_core  # trace_state_clean: is any JAX trace active
 import numpy as np
 
@@ -471,23 +472,37 @@ def _check_dims(dims: tuple, op_type: str) -> None:
 def zeros(shape, dtype=dtypes.float32, name=None, layout=None) -> Tensor:
     if dtypes.as_dtype(dtype) == dtypes.string:  # TF's zero string is b"", a host value (string_values.py)
         return EagerTensor(np.full(_shape(shape, "Fill", "shape"), b"", dtype=object))
-    return EagerTensor(jnp.zeros(_shape(shape, "Fill", "shape"), _np_dtype(dtype)))
+    return EagerTensor(_filled(_shape(shape, "Fill", "shape"), 0, _np_dtype(dtype)))
 
 
 def ones(shape, dtype=dtypes.float32, name=None, layout=None) -> Tensor:
-    return EagerTensor(jnp.ones(_shape(shape, "Fill", "shape"), _np_dtype(dtype)))
+    return EagerTensor(_filled(_shape(shape, "Fill", "shape"), 1, _np_dtype(dtype)))
 
 
 def zeros_like(input, dtype=None, name=None, layout=None) -> Tensor:
     array = to_array(input)
     if (is_host(array) and dtype is None) or (dtype is not None and dtypes.as_dtype(dtype) == dtypes.string):
         return zeros(array.shape, dtypes.string)
-    return EagerTensor(jnp.zeros(array.shape, array.dtype if dtype is None else _np_dtype(dtype)))
+    return EagerTensor(_filled(array.shape, 0, array.dtype if dtype is None else _np_dtype(dtype)))
 
 
 def ones_like(input, dtype=None, name=None, layout=None) -> Tensor:
     array = to_array(input)
-    return EagerTensor(jnp.ones(array.shape, array.dtype if dtype is None else _np_dtype(dtype)))
+    return EagerTensor(_filled(array.shape, 1, array.dtype if dtype is None else _np_dtype(dtype)))
+
+
+_HOST_FILL_MAX = 1 << 22  # elements: beyond, the device's broadcast (one compile) beats writing them on the host
+
+
+def _filled(shape: tuple, value: int, np_dtype: np.dtype) -> Any:
+    """zeros or ones: eagerly written on the host and put on the device, with no XLA compile per shape and dtype
+    (each new bias, batch-norm statistic and optimizer slot of a Keras model built one, 20-30 ms, as jnp.zeros
+    does), and so under constant folding (ensure_compile_time_eval: a first trace building a layer's variables,
+    whose jnp.zeros is computed then too); else, inside a JAX trace, staged as jnp's broadcast."""
+    computed_now = jax_core.trace_state_clean() or jax_config.eager_constant_folding.value
+    if computed_now and math.prod(shape) <= _HOST_FILL_MAX:
+        return jax.device_put(np.full(shape, value, np_dtype))
+    return jnp.full(shape, value, np_dtype)
 
 
 _fill = op("fill", lambda value, dims: jnp.full(dims, value), static=("dims",), contract=(Rule(
