@@ -85,3 +85,17 @@ def test_a_missing_symbol_is_not_implemented_and_absent():
     with pytest.raises(NotImplementedError, match="tapejax does not implement tf.raw_ops"):
         tf.raw_ops
     assert not hasattr(tf, "raw_ops") and getattr(tf.math, "no_such_op", None) is None
+
+
+def test_the_runner_freezes_the_imported_objects_and_collects_young_objects_less_often(tmp_path):
+    path = _script(tmp_path, """
+        import gc
+        import tensorflow as tf
+        print(gc.get_freeze_count(), *gc.get_threshold())
+    """)
+    done = _run(["-m", "tapejax", str(path)], tmp_path)
+    assert done.returncode == 0, done.stderr
+    frozen, young, *older = map(int, done.stdout.split())
+    plain = _run(["-c", "import gc, tapejax; print(gc.get_freeze_count(), *gc.get_threshold())"], tmp_path)
+    assert plain.stdout.split()[:2] == ["0", "700"]  # importing tapejax changes nothing: only the runner does
+    assert frozen > 50_000 and young == 10_000 and older == [10, 10]
