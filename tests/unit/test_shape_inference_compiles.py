@@ -312,3 +312,25 @@ def test_a_padded_max_pool_gradient_traces_once_for_a_relaxed_batch():
             a, -jnp.inf, jax.lax.max, (1, 3, 3, 1), (1, 2, 2, 1), "SAME") ** 2))(x)
         np.testing.assert_allclose(got.numpy(), expected, rtol=1e-6)
     assert traces == [4, None]
+
+
+def test_eager_zeros_and_ones_of_new_shapes_compile_nothing():
+    x = tf.constant(np.arange(6, dtype=np.float64).reshape(2, 3))
+    with counting_compiles() as compiled:
+        made = [tf.zeros([3, 7]), tf.ones([5], tf.int64), tf.zeros([], tf.complex64), tf.ones([2, 1], tf.bfloat16),
+                tf.zeros_like(x), tf.ones_like(x, dtype=tf.bool)]
+    assert compiled == []
+    expected = [np.zeros((3, 7), np.float32), np.ones(5, np.int64), np.zeros((), np.complex64),
+                np.ones((2, 1), tf.bfloat16.as_numpy_dtype), np.zeros((2, 3)), np.ones((2, 3), bool)]
+    for got, want in zip(made, expected):
+        assert got.dtype.as_numpy_dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(got.numpy(), want)
+
+
+def test_zeros_of_a_size_known_only_when_called_are_staged():
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.float32)])
+    def f(x):
+        return x + tf.ones(tf.shape(x)) + tf.zeros_like(x)
+
+    for n in (2, 5):
+        np.testing.assert_array_equal(f(tf.constant(np.arange(n, dtype=np.float32))).numpy(), np.arange(n) + 1.0)
