@@ -623,17 +623,20 @@ def _probe(fn: Any, specs: Any) -> tuple[Any, list[tf.TensorShape], list[Any]]:
     """Shape inference: runs `fn` twice on tensors shaped like the KerasTensors in `specs`, each unknown
     dimension given a different size in each run: a dimension of an output is known (an int) if it came out the
     same both times, else None. The runs are abstract (`symbolic.abstract_run`: `jax.eval_shape`, nothing
-    computed or compiled), or on zeros when `fn` needs values.
+    computed or compiled), or, when `fn` needs values, abstract with constants folded, or else on zeros
+    (`_PROBE_MODES`).
 
     Every layer called inside also gets its output shape merged in this way (`layer._output_shape`). Returns
     the output structure's treedef, and the flat output shapes and dtypes.
     """
-    try:
-        runs = [_probe_once(fn, specs, sizes, abstract=True) for sizes in _PROBE_SIZES]
-    except Exception as e:
-        if not _symbolic.needs_values(e):
-            raise
-        runs = [_probe_once(fn, specs, sizes, abstract=False) for sizes in _PROBE_SIZES]
+    runs = None
+    for mode in _PROBE_MODES:
+        try:
+            runs = [_probe_once(fn, specs, sizes, mode) for sizes in _PROBE_SIZES]
+            break
+        except Exception as e:
+            if mode is None or not _symbolic.needs_values(e):
+                raise
     (first, first_reports), (second, second_reports) = runs
     for key, (layer, shape) in first_reports.items():
         if key in second_reports:
@@ -645,7 +648,13 @@ def _probe(fn: Any, specs: Any) -> tuple[Any, list[tf.TensorShape], list[Any]]:
     return treedef, shapes, [tf.as_dtype(x.dtype) for x in flat]
 
 
-def _probe_once(fn: Any, specs: Any, sizes: tuple[int, int], abstract: bool) -> tuple[Any, dict]:
+# How the probes run, each tried when the one before needed a value: abstract; abstract with constants folded (a
+# size from `tf.shape` is a number, as in a tf.function trace: VAE's sampling layer slices a constant with it);
+# on zeros, every op computed (and compiled, per op and size).
+_PROBE_MODES = ("abstract", "folding", None)
+
+
+def _probe_once(fn: Any, specs: Any, sizes: tuple[int, int], abstract: str | None) -> tuple[Any, dict]:
     batch, other = sizes
     is_symbol = lambda x: isinstance(x, KerasTensor | tf.Tensor | tf.Variable)
 
@@ -657,7 +666,7 @@ def _probe_once(fn: Any, specs: Any, sizes: tuple[int, int], abstract: bool) -> 
     try:
         if abstract:
             arrays = [jax.ShapeDtypeStruct(dims(s), s.dtype.as_numpy_dtype) for s in _leaves(specs) if is_symbol(s)]
-            treedef, flat = _symbolic.abstract_run(fn, specs, arrays)
+            treedef, flat = _symbolic.abstract_run(fn, specs, arrays, fold_constants=abstract == "folding")
             outputs = jax.tree_util.tree_unflatten(treedef, flat)
         else:
             outputs = fn(jax.tree_util.tree_map(lambda s: tf.zeros(dims(s), s.dtype) if is_symbol(s) else s, specs,

@@ -334,3 +334,26 @@ def test_zeros_of_a_size_known_only_when_called_are_staged():
 
     for n in (2, 5):
         np.testing.assert_array_equal(f(tf.constant(np.arange(n, dtype=np.float32))).numpy(), np.arange(n) + 1.0)
+
+
+def test_a_functional_call_that_slices_a_constant_by_its_input_shape_stays_abstract():
+    """VAE's sampling layer (keras-io's vae): `tf.slice(EPSILON, [0, 0], [batch, dim])` with sizes from `tf.shape`
+    needs numbers, which the abstract probe has once constants are folded; on zeros, every op of the call compiled."""
+    epsilon = tf.constant(np.linspace(-1, 1, 64 * 2, dtype=np.float32).reshape(64, 2))
+
+    class Sampling(keras.layers.Layer):
+        def call(self, inputs):
+            z_mean, z_log_var = inputs
+            batch, dim = tf.shape(z_mean)[0], tf.shape(z_mean)[1]
+            return z_mean + tf.exp(0.5 * z_log_var) * tf.slice(epsilon, [0, 0], [batch, dim])
+
+    z_mean, z_log_var = keras.Input((2,)), keras.Input((2,))
+    with counting_compiles() as compiled:
+        z = Sampling()([z_mean, z_log_var])
+    assert z.shape == (None, 2)
+    # the folded sizes (their scalar conversions and getitem) and the constant's slice per probe size; on zeros, 12:
+    # the multiplies, exp and add of both probe sizes too
+    assert len(compiled) <= 5
+    model = keras.Model([z_mean, z_log_var], z)
+    m, v = np.ones((3, 2), np.float32), np.zeros((3, 2), np.float32)
+    np.testing.assert_allclose(model([m, v]).numpy(), m + epsilon.numpy()[:3], rtol=1e-6)
