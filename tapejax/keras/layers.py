@@ -25,6 +25,7 @@ import numpy as np
 
 import tapejax as tf
 from tapejax.keras import activations, checkpointing, initializers
+from tapejax.keras import compiled_calls as _compiled_calls
 from tapejax.keras import constraints as _constraints
 from tapejax.keras import masks as _masking
 from tapejax.keras import regularizers as _regularizers
@@ -149,6 +150,7 @@ class Layer(LayerNames, tf.Module):
     # it shows in summary(): such a layer is never "(unbuilt)", and a subclassed model shows no output shape
     # for it, since its calls build nothing.
     _built_at_init = False
+    _compiles_eager_calls = False  # Sequential and functional models: keras/compiled_calls.py
     supports_masking = False  # Keras's: a layer that passes its inputs' mask on to its outputs
     # Keras 3 passes integer and boolean inputs on as they are, but the layers whose ops meet them with float
     # weights or average them (Dense, the normalisations, recurrent layers, average pooling) compute in float32:
@@ -232,6 +234,10 @@ class Layer(LayerNames, tf.Module):
             return given
         if any(isinstance(leaf, KerasTensor) for leaf in _leaves((inputs, args, kwargs))):
             return self._call_symbolically(inputs, args, kwargs)
+        if self._compiles_eager_calls:  # a model: an eager call in inference may run compiled whole
+            outputs = _compiled_calls.call(self, inputs, args, kwargs)
+            if outputs is not _compiled_calls.DECLINED:
+                return outputs
         inputs = jax.tree_util.tree_map(self._convert_input, inputs, is_leaf=lambda x: isinstance(x, tf.Tensor | tf.Variable))
         inherited = _STATE.training[-1] if _STATE.training else None
         training, index = inherited, _training_index(self)

@@ -188,6 +188,8 @@ class Sequential(Model):
     (True, 36, TensorShape([8, 4]))
     """
 
+    _compiles_eager_calls = True  # an eager call in inference runs compiled whole (compiled_calls.py)
+
     def __init__(self, layers: list[Any] | None = None, trainable: bool = True, name: str | None = None):
         super().__init__(trainable=trainable, name=name)
         self._layers: list[Layer] = []
@@ -318,6 +320,8 @@ class Functional(Model):
     >>> model(tf.ones([5, 3])).shape, [type(layer).__name__ for layer in model.layers]
     (TensorShape([5, 2]), ['InputLayer', 'Dense'])
     """
+
+    _compiles_eager_calls = True  # an eager call in inference runs compiled whole (compiled_calls.py)
 
     def __init__(self, inputs: Any, outputs: Any, name: str | None = None, trainable: bool = True,
                  **kwargs: Any):

@@ -1,0 +1,129 @@
+"""An eager call of a Keras model of built-in layers, in inference, runs as one compiled executable.
+
+TF runs `generator(noise, training=False)` op by op, a kernel each; on tapejax each op is an XLA executable
+compiled per input shape (20-100 ms on a CPU), so a model's first eager call at a new batch size compiled every op
+of every layer: the DCGAN tutorial's generator and discriminator, called eagerly to show their images, spent 1.8 s
+compiling 50 executables in a 7 s program. Such a call (`model(x)` outside any tf.function, tape and layer call,
+with `training` not true) runs instead as a hidden tf.function of the same call: one trace and one compile per
+input signature (at most `MAX_SIGNATURES` per model; a new signature beyond runs op by op), its values those of
+the op-by-op call within float rounding (the checking mode compares them), and later calls one dispatch each.
+
+Only where that cannot change what the call does: a `Sequential` or functional model (not a subclass: its `call`
+is the user's Python, which may print, or branch on values) whose layers, nested models included, are all
+built-in layers that compute on numbers without side effects in inference (`_PURE_MODULES`, less `Lambda`,
+`Masking`, `ActivityRegularization`, an `Embedding` with `mask_zero` and a layer with an activity regularizer), on
+tensor or numpy inputs without a mask, with no distribution strategy and `tf.config.run_functions_eagerly` off.
+A call whose trace fails runs op by op (a bad input raises there, as it always did), and so does every later call
+of that model.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from typing import Any
+
+import jax
+import numpy as np
+from jax._src import core as jax_core  # trace_state_clean: is any JAX trace active
+
+import tapejax as tf
+from tapejax._src import checking, retracing
+from tapejax._src.context import CONTEXT
+from tapejax._src.function import Function, functions_run_eagerly
+
+DECLINED = object()  # returned when the call must run op by op
+MAX_SIGNATURES = 4  # fewer than the 5 traces in a row that TF's retracing warning counts
+
+_PURE_MODULES = frozenset(f"tapejax.keras.{name}" for name in (
+    "layers", "layers_conv", "layers_pooling", "layers_activation", "layers_merge", "layers_reshape",
+    "layers_noise", "models"))
+_IMPURE = frozenset({"Lambda", "Masking", "ActivityRegularization"})
+
+
+class _Entry:
+    __slots__ = ("function", "signatures", "declined")
+
+    def __init__(self, function: Function | None):
+        self.function = function
+        self.signatures: set = set()
+        self.declined = function is None
+
+
+# model -> its _Entry; kept outside the model, so that no walk over a layer's attributes (sublayers, checkpoints,
+# configs) sees it
+_ENTRIES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_LOCAL = threading.local()  # .bypass: the checking mode's plain call of a model
+
+
+def call(model: Any, inputs: Any, args: tuple, kwargs: dict) -> Any:
+    """The outputs of `model(inputs, *args, **kwargs)` from its compiled call, or DECLINED: run it op by op."""
+    from tapejax.keras import layers, masks, models  # noqa: PLC0415 (models imports this module's importer)
+
+    training = kwargs.get("training")
+    if (args or type(model) not in (models.Sequential, models.Functional) or not model.built
+            or kwargs.keys() - {"training"} or not (training is None or training is False)
+            or CONTEXT.tapes or CONTEXT.trace is not None or layers._STATE.training or layers._STATE.probes
+            or getattr(_LOCAL, "bypass", False) or functions_run_eagerly() or not jax_core.trace_state_clean()
+            or tf.distribute.has_strategy()):
+        return DECLINED
+    entry = _ENTRIES.get(model)
+    if entry is not None and entry.declined:
+        return DECLINED
+    leaves, treedef = jax.tree_util.tree_flatten(inputs, is_leaf=lambda x: isinstance(x, tf.Tensor | tf.Variable))
+    if not all(_numeric(leaf) for leaf in leaves) or masks.mask_of(inputs) is not None:
+        return DECLINED
+    if not _pure(model, layers.Layer):
+        return DECLINED
+    if entry is None:
+        entry = _ENTRIES[model] = _Entry(_function(model, layers.Layer))
+    signature = (treedef, tuple((tuple(np.shape(x)), str(x.dtype)) for x in leaves), "training" in kwargs, training)
+    if signature not in entry.signatures:
+        if len(entry.signatures) >= MAX_SIGNATURES:
+            return DECLINED
+        entry.signatures.add(signature)
+    try:
+        outputs = entry.function(inputs, **kwargs)
+    except Exception:  # noqa: BLE001 (op by op from now on: a genuine error is raised there)
+        entry.declined = True
+        return DECLINED
+    if checking.FLAG.on:
+        _LOCAL.bypass = True
+        try:
+            plain = layers.Layer.__call__(model, inputs, **kwargs)
+        finally:
+            _LOCAL.bypass = False
+        checking.compare("compiled eager call of a Keras model (keras/compiled_calls.py)",
+                         [np.asarray(x) for x in jax.tree_util.tree_leaves(outputs)],
+                         [np.asarray(x) for x in jax.tree_util.tree_leaves(plain)], model.name)
+    return outputs
+
+
+def _numeric(leaf: Any) -> bool:
+    if isinstance(leaf, tf.Tensor):
+        return leaf.dtype != tf.string and not isinstance(leaf, tf.Variable)
+    return isinstance(leaf, np.ndarray) and leaf.dtype.kind in "biufc"
+
+
+def _pure(layer: Any, base: type) -> bool:
+    """Whether `layer` and every layer under it is a built-in one without side effects in inference."""
+    kind = type(layer)
+    if (kind.__module__ not in _PURE_MODULES or kind.__name__ in _IMPURE or getattr(layer, "mask_zero", False)
+            or getattr(layer, "activity_regularizer", None) is not None):
+        return False
+    inner = layer.layers if isinstance(getattr(type(layer), "layers", None), property) else layer._sublayers()
+    return all(_pure(sub, base) for sub in inner if isinstance(sub, base))
+
+
+def _function(model: Any, layer_class: type) -> Function:
+    """The hidden tf.function of `model`'s call; it holds the model weakly (the entry lives as long as the model)."""
+    ref = weakref.ref(model)
+
+    def eager_call(inputs: Any, **kwargs: Any) -> Any:
+        return layer_class.__call__(ref(), inputs, **kwargs)
+
+    function = Function(eager_call, autograph=False, name=f"{model.name} (an eager call, compiled)")
+    # its own retracing detector: every model's hidden function shares this code, which TF's warning would count as
+    # one function retraced (a tf.function made in a loop); each model traces at most MAX_SIGNATURES times
+    function._detector = retracing.Detector(function.__name__)
+    return function
