@@ -7,6 +7,7 @@ takes its key as an input (DESIGN invariant 3). The numbers differ from TF's: th
 
 from __future__ import annotations
 
+import math
 import os
 from typing import Any
 
@@ -131,8 +132,14 @@ def _affine(sample: Tensor, scale: Any, shift: Any, np_dtype: np.dtype) -> Tenso
 # JAX's float32 sampler in numpy (random_host.py: no compile), or, for other dtypes and large shapes, JAX's
 # sampler compiled without LLVM's optimisations (half the compile; 2-4x slower to run). Both give JAX's bits
 # (integer threefry, then exact float steps: tests/unit/test_random_samplers.py). A shape drawn more often (a
-# loop) takes JAX's own optimised sampler. The normal samplers' polynomials round differently: they take JAX's.
+# loop) takes JAX's own optimised sampler: after `_FEW` draws for the cheaply compiled one; for the numpy one, once
+# its draws would have cost about that compile (a weight shape drawn by each of many layers, as a transformer's
+# attention projections are, compiled it before the first step). The normal samplers' polynomials round
+# differently: they take JAX's.
 _FEW = 4  # draws of one shape by the cheaply compiled sampler
+# What a numpy draw costs over a compiled one, per draw and per element, and the compile (on the 2-core machine):
+# numpy's draw of one element took 147 us against 10 us, of a million 38 ms against 14 ms; the compile 0.15 s.
+_HOST_EXTRA_S, _HOST_EXTRA_S_PER_ELEMENT, _SAMPLER_COMPILE_S = 1.3e-4, 2.2e-8, 0.15
 _UNIFORM = caches.Memo("uniform samplers by shape (random.py)", 256)  # signature -> [executable, draws] or None
 
 
@@ -142,8 +149,11 @@ def _uniform(key: Any, dims: tuple[int, ...], np_dtype: Any) -> Any:
     if isinstance(key, jax.core.Tracer) or entry is None:
         return jax.random.uniform(key, dims, np_dtype)
     if entry is False:
+        few = _FEW
         if random_host.supported(key, dims, np_dtype):
             draw = lambda k: jax.device_put(random_host.uniform(k, dims))  # noqa: E731 (device_put: no compile)
+            extra = _HOST_EXTRA_S + math.prod(dims) * _HOST_EXTRA_S_PER_ELEMENT
+            few = max(_FEW, math.ceil(_SAMPLER_COMPILE_S / extra))  # at most 1,154 draws
         else:
             draw = jax.jit(lambda k: jax.random.uniform(k, dims, np_dtype))
             # Lowered without eager constant folding (a weight built inside a trace is drawn under it), which
@@ -151,9 +161,9 @@ def _uniform(key: Any, dims: tuple[int, ...], np_dtype: Any) -> Any:
             with jax_config.eager_constant_folding(False):
                 lowered = draw.lower(key)
             draw = lowered.compile({"xla_backend_optimization_level": 0})
-        entry = _UNIFORM[signature] = [draw, 0]
+        entry = _UNIFORM[signature] = [draw, 0, few]
     entry[1] += 1
-    if entry[1] == _FEW:
+    if entry[1] == entry[2]:
         _UNIFORM[signature] = None  # drawn often: JAX's optimised sampler from the next draw on
     sample = entry[0](key)
     if checking.FLAG.on:

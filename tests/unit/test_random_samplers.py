@@ -22,7 +22,9 @@ from tests.unit.test_shape_inference_compiles import counting_compiles
 def test_a_first_draw_gives_jax_uniform_bits(dims, dtype, seed):
     key = jax.random.fold_in(jax.random.PRNGKey(seed), 3)
     random_ops._UNIFORM.clear()
-    draws = [random_ops._uniform(key, dims, dtype) for _ in range(random_ops._FEW + 1)]  # cheap sampler, then JAX's
+    draws = [random_ops._uniform(key, dims, dtype)]  # the cheap (or numpy) sampler
+    entry = random_ops._UNIFORM[(dims, np.dtype(dtype), key.dtype, key.shape)]
+    draws += [random_ops._uniform(key, dims, dtype) for _ in range(entry[2])]  # ... then JAX's
     expected = jax.random.uniform(key, dims, dtype)
     assert random_ops._UNIFORM[(dims, np.dtype(dtype), key.dtype, key.shape)] is None
     for got in draws:
@@ -147,3 +149,22 @@ def test_a_random_op_in_a_fresh_process_compiles_no_key():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root, timeout=300,
                           env=env)
     assert done.returncode == 0 and done.stdout.strip().endswith("ok"), done.stderr[-2000:]
+
+
+def test_a_shape_drawn_by_numpy_compiles_jax_sampler_only_once_numpy_cost_about_that_compile(monkeypatch):
+    """A transformer's attention projections draw one weight shape per layer: a few such draws never compile JAX's
+    sampler (they did after four); a million-element shape drawn often does, after about a compile's worth."""
+    monkeypatch.setattr(checking.FLAG, "on", False)
+    key = jax.random.fold_in(jax.random.PRNGKey(5), 1)
+    random_ops._UNIFORM.clear()
+    with counting_compiles() as compiled:
+        for _ in range(12):
+            random_ops._uniform(key, (32, 2, 32), np.float32)
+    assert compiled == [] and random_ops._UNIFORM[((32, 2, 32), np.dtype(np.float32), key.dtype, key.shape)][2] > 100
+    random_ops._UNIFORM.clear()
+    big = (1024, 1024)
+    draws = [random_ops._uniform(key, big, np.float32) for _ in range(12)]
+    entry = random_ops._UNIFORM[(big, np.dtype(np.float32), key.dtype, key.shape)]
+    assert entry is None  # switched to JAX's sampler: 7 draws cost about its compile
+    for got in draws:
+        assert np.asarray(got).tobytes() == np.asarray(draws[0]).tobytes()
