@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 import jax
 import jax.extend
 import numpy as np
+from jax._src import core as jax_core  # subjaxprs: the jaxprs nested in a jaxpr's equations
+from jax._src.checkify import check_p  # checkify's check primitive, found in a traced step
 from jax.experimental import checkify
 
 from .context import CONTEXT
@@ -190,6 +192,11 @@ class ConcreteFunction:
         self.reverse_ok = not trace.unbounded_loops
         return tuple(outs), tuple(trace.values[uid] for uid in trace.assigned)
 
+    def _unchecked(self, tensor_vals: tuple, var_vals: tuple, calls: Any) -> tuple:
+        """`_pure` with no error state: what a step without run-time checks compiles."""
+        outs, new_vals = self._pure(tensor_vals, var_vals, calls)
+        return outs, new_vals, ()
+
     def _checked(self, tensor_vals: tuple, var_vals: tuple, calls: Any) -> tuple:
         """`_pure` with its run-time input checks (tf.case's, control_flow._check_predicates) functionalised by
         checkify: their error state comes back as extra outputs, none at all for a step without checks, so a step
@@ -198,6 +205,21 @@ class ConcreteFunction:
             tensor_vals, var_vals, calls)
         leaves, self._failure_tree = jax.tree_util.tree_flatten(failure)
         return outs, new_vals, tuple(leaves)
+
+    def _checkified(self, traced: Any) -> Any:
+        """The traced step (`_unchecked`'s trace) with its run-time checks functionalised by checkify, as
+        `_checked` would have traced it: from the jaxpr, without running the Python step again."""
+        run = jax.extend.core.jaxpr_as_fun(traced.jaxpr)
+        out_tree = traced.out_tree
+
+        def checked(tensor_vals: tuple, var_vals: tuple, calls: Any) -> tuple:
+            flat = jax.tree_util.tree_leaves((tensor_vals, var_vals, calls))
+            failure, outs = checkify.checkify(lambda *xs: run(*xs), errors=checkify.user_checks)(*flat)
+            leaves, self._failure_tree = jax.tree_util.tree_flatten(failure)
+            outs, new_vals, _ = jax.tree_util.tree_unflatten(out_tree, outs)
+            return outs, new_vals, tuple(leaves)
+
+        return checked
 
     def _raise_failure(self, leaves: tuple) -> None:
         """Raises TF's InvalidArgumentError if a check failed in the call that returned `leaves` (this waits
@@ -213,7 +235,14 @@ class ConcreteFunction:
         dimensions, a reduce_retracing relaxed shape), through `jax.export`, so one trace serves every size,
         compiled per size."""
         if symbolic is None:
-            traced = self._jitted.trace(tensor_vals, var_vals, calls)
+            # The Python step runs once, without checkify: most steps have no run-time checks, and checkify's
+            # interpretation of a whole training step's jaxpr was a fifth of its trace. A step with checks has
+            # them functionalised from its jaxpr (its Python is not run again).
+            traced = jax.jit(self._unchecked).trace(tensor_vals, var_vals, calls)
+            if _has_checks(traced.jaxpr.jaxpr):
+                traced = jax.jit(self._checkified(traced)).trace(tensor_vals, var_vals, calls)
+            else:
+                self._failure_tree = jax.tree_util.tree_structure(())
             self.used = _live_inputs(traced.jaxpr.jaxpr, self._failure_tree.num_leaves)
             self._pending = traced  # compiled by finish(), once the trace is kept
             return
@@ -314,6 +343,13 @@ class ConcreteFunction:
 
 
 _MAX_SIZES = 64  # executables kept per relaxed (symbolic) trace, the least recently used forgotten
+
+
+def _has_checks(jaxpr: Any) -> bool:
+    """Whether a jaxpr, or one nested in it (a branch, a loop body, an inner jit), holds a checkify check."""
+    if any(eqn.primitive is check_p for eqn in jaxpr.eqns):
+        return True
+    return any(_has_checks(getattr(sub, "jaxpr", sub)) for sub in jax_core.subjaxprs(jaxpr))
 
 
 def _live_inputs(jaxpr: Any, n_checks: int = 0) -> tuple[bool, ...]:

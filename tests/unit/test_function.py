@@ -1004,3 +1004,41 @@ def test_a_symbolic_trace_leaks_no_tracer_into_the_scalar_cache():
 
     np.testing.assert_allclose(total(tf.ones([4, 3])).numpy(), [4.0, 4.0, 4.0])
     np.testing.assert_array_equal(tf.range(tf.constant(7), 0, -2).numpy(), [7, 5, 3, 1])
+
+
+def test_a_step_without_run_time_checks_is_traced_once_without_checkify_and_one_with_them_keeps_them(monkeypatch):
+    """checkify interprets a traced step's whole jaxpr: only a step that holds checks pays for it, and its Python
+    body still runs once (the checks are functionalised from the jaxpr)."""
+    from jax.experimental import checkify
+    from tapejax._src import concrete_function
+    calls = []
+    original = checkify.checkify
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(concrete_function.checkify, "checkify", counting)
+    v = tf.Variable(1.0)
+    runs = []
+
+    @tf.function
+    def plain(x):
+        runs.append(1)
+        v.assign_add(tf.reduce_sum(x))
+        return x * 2.0
+
+    np.testing.assert_array_equal(plain(tf.constant([1.0, 2.0])).numpy(), [2.0, 4.0])
+    assert calls == [] and len(runs) == 1 and v.numpy() == 4.0
+
+    @tf.function
+    def checked(x, i):
+        runs.append(1)
+        v.assign_add(1.0)
+        return tf.gather(x, i)
+
+    x = tf.constant([1.0, 2.0, 3.0])
+    assert checked(x, tf.constant(2)).numpy() == 3.0 and len(calls) >= 1 and len(runs) == 2
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"indices are not in \[0, 3\)"):
+        checked(x, tf.constant(5))
+    assert v.numpy() == 5.0 and len(runs) == 2  # nothing written by the failed call; not traced again
