@@ -257,7 +257,7 @@ class ConcreteFunction:
             traced, self._pending = self._pending, None
             self._jaxpr = (traced.jaxpr.jaxpr, traced.jaxpr.consts, traced.out_tree)
             started = time.perf_counter()
-            self._compiled = tiers.compile(traced.lower())
+            self._compiled = tiers.compile(traced.lower(), _equations(traced.jaxpr.jaxpr))
             self.function._detector.compiled(time.perf_counter() - started)
         else:
             self._by_size = caches.Recent("sizes of a relaxed trace", _MAX_SIZES)
@@ -291,7 +291,9 @@ class ConcreteFunction:
         compiled = self._by_size.get(sizes)
         if compiled is None:  # a fresh jit per size: JAX's caches for it die with the executable
             started = time.perf_counter()
-            compiled = tiers.compile(jax.jit(self._exported.call).trace(tensor_vals, var_vals, calls).lower())
+            lowered = jax.jit(self._exported.call).trace(tensor_vals, var_vals, calls).lower()
+            # a serialized module takes about 300 bytes an equation (an exported trace keeps no jaxpr)
+            compiled = tiers.compile(lowered, len(self._exported.mlir_module_serialized) // 300)
             self.function._detector.compiled(time.perf_counter() - started)
             self._by_size[sizes] = compiled
         return compiled
@@ -343,6 +345,11 @@ class ConcreteFunction:
 
 
 _MAX_SIZES = 64  # executables kept per relaxed (symbolic) trace, the least recently used forgotten
+
+
+def _equations(jaxpr: Any) -> int:
+    """A jaxpr's equations, those of the jaxprs nested in them included: its size, for tiers.compile."""
+    return len(jaxpr.eqns) + sum(_equations(getattr(sub, "jaxpr", sub)) for sub in jax_core.subjaxprs(jaxpr))
 
 
 def _has_checks(jaxpr: Any) -> bool:

@@ -13,8 +13,8 @@ background worker (background.py), and from its `SWITCH_AT`-th call on the trace
 Counts, not the clock: the two executables may round differently in the last bits (a transcendental's kernel), and a
 switch that followed the clock would make a program's values differ from run to run. Both are compiles of one
 lowered program, so their values agree within float rounding; the checking mode compares them at the switch.
-Only on a CPU backend (the option is XLA:CPU's); elsewhere, and with `TAPEJAX_TIERED_COMPILE=0`, a trace compiles
-once with XLA's defaults.
+Only on a CPU backend (the option is XLA:CPU's) and for programs of `MIN_EQUATIONS` or more; elsewhere, and with
+`TAPEJAX_TIERED_COMPILE=0`, a trace compiles once with XLA's defaults.
 """
 
 from __future__ import annotations
@@ -30,6 +30,10 @@ import jax
 from . import background, checking
 
 QUICK = {"xla_cpu_use_fusion_emitters": False}
+# Programs of fewer equations compile once with XLA's defaults: they compile in well under a second anyway, and so
+# a tf.function of a few ops keeps the bits of the same ops run eagerly (each op's executable is XLA's default
+# code; the quick emitters may vectorise a reduction differently, a last-bit difference).
+MIN_EQUATIONS = 100
 OPTIMISE_AT = 100  # the call that queues the optimised compile
 SWITCH_AT = 200  # the first call that runs the optimised executable
 
@@ -47,9 +51,10 @@ def _cpu() -> bool:
     return jax.default_backend() == "cpu"
 
 
-def compile(lowered: Any) -> Any:
-    """`lowered`'s executable: a `Tiered` one on a CPU (a callable like JAX's `Compiled`), else JAX's own."""
-    if not (FLAG.on and _cpu()):
+def compile(lowered: Any, equations: int) -> Any:
+    """`lowered`'s executable: a `Tiered` one for a program of `equations` (its jaxpr's, nested ones included) on a
+    CPU (a callable like JAX's `Compiled`), else JAX's own."""
+    if not (FLAG.on and equations >= MIN_EQUATIONS and _cpu()):
         return lowered.compile()
     try:
         quick = lowered.compile(QUICK)

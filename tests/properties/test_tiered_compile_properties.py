@@ -16,8 +16,8 @@ from tapejax._src import background, tiers
 
 
 def _calls(program: P.Program, tiered: bool, worker: bool) -> list[list]:
-    saved = tiers.FLAG.on, tiers.OPTIMISE_AT, tiers.SWITCH_AT, background.FLAG.on
-    tiers.FLAG.on, tiers.OPTIMISE_AT, tiers.SWITCH_AT, background.FLAG.on = tiered, 2, 4, worker
+    saved = tiers.FLAG.on, tiers.OPTIMISE_AT, tiers.SWITCH_AT, tiers.MIN_EQUATIONS, background.FLAG.on
+    tiers.FLAG.on, tiers.OPTIMISE_AT, tiers.SWITCH_AT, tiers.MIN_EQUATIONS, background.FLAG.on = tiered, 2, 4, 0, worker
     try:
         leaves = program.leaves(tf)
 
@@ -33,7 +33,7 @@ def _calls(program: P.Program, tiered: bool, worker: bool) -> list[list]:
         runs = [step(tf.constant(1.0 + k / 8)) for k in range(5)]
         tf.debugging.wait_for_compiles()
     finally:
-        tiers.FLAG.on, tiers.OPTIMISE_AT, tiers.SWITCH_AT, background.FLAG.on = saved
+        tiers.FLAG.on, tiers.OPTIMISE_AT, tiers.SWITCH_AT, tiers.MIN_EQUATIONS, background.FLAG.on = saved
     return [[None if a is None else np.asarray(a) for a in run] for run in runs]
 
 

@@ -20,6 +20,7 @@ def short(monkeypatch):
     monkeypatch.setattr(tiers.FLAG, "on", True)
     monkeypatch.setattr(tiers, "OPTIMISE_AT", 2)
     monkeypatch.setattr(tiers, "SWITCH_AT", 4)
+    monkeypatch.setattr(tiers, "MIN_EQUATIONS", 0)  # the test steps are small
     yield
     tf.debugging.wait_for_compiles()
 
@@ -150,32 +151,45 @@ def test_a_failed_optimised_compile_keeps_the_quick_executable(short, monkeypatc
     for on in (True, False):
         monkeypatch.setattr(background.FLAG, "on", on)
         lowered = _Lowered(optimised_error=RuntimeError("XLA failed"))
-        executable = tiers.compile(lowered)
+        executable = tiers.compile(lowered, 1000)
         assert [executable(k)[0] for k in range(6)] == ["quick"] * 6
         assert executable.optimised and lowered.compiles == [tiers.QUICK, None]
 
 
 def test_an_xla_without_the_quick_emitters_compiles_with_its_defaults(short, monkeypatch):
     lowered = _Lowered(quick_error=ValueError("INVALID_ARGUMENT: No such compile option: 'xla_cpu_use_fusion_e'"))
-    executable = tiers.compile(lowered)
+    executable = tiers.compile(lowered, 1000)
     assert executable(1) == ("optimised", 1) and lowered.compiles == [tiers.QUICK, None]
     assert not tiers.FLAG.on  # not tried again
     lowered = _Lowered()
-    assert tiers.compile(lowered)(2) == ("optimised", 2) and lowered.compiles == [None]
+    assert tiers.compile(lowered, 1000)(2) == ("optimised", 2) and lowered.compiles == [None]
 
 
 def test_a_program_the_quick_emitters_refuse_compiles_with_the_defaults(short):
     lowered = _Lowered(quick_error=RuntimeError("UNIMPLEMENTED: something"))
-    assert tiers.compile(lowered)(3) == ("optimised", 3) and tiers.FLAG.on
+    assert tiers.compile(lowered, 1000)(3) == ("optimised", 3) and tiers.FLAG.on
 
 
 def test_checking_mode_compares_the_two_executables_at_the_switch(short, monkeypatch):
     monkeypatch.setattr(background.FLAG, "on", False)
     monkeypatch.setattr(checking.FLAG, "on", True)
-    executable = tiers.compile(_Lowered(optimised_answer="quick"))  # agrees: no error
+    executable = tiers.compile(_Lowered(optimised_answer="quick"), 1000)  # agrees: no error
     assert [executable(np.float32(k))[1] for k in range(5)] == [0, 1, 2, 3, 4]
-    executable = tiers.compile(_Lowered())
+    executable = tiers.compile(_Lowered(), 1000)
     for k in range(3):
         executable(np.float32(k))
     with pytest.raises(checking.CheckError, match="tiers.py"):
         executable(np.float32(3))
+
+
+def test_a_small_function_compiles_once_with_xla_defaults_and_gives_the_eager_bits(options, monkeypatch):
+    monkeypatch.setattr(tiers.FLAG, "on", True)
+    x = tf.constant(np.random.default_rng(3).normal(size=(7, 5)).astype(np.float32))
+    moments = tf.function(lambda x: tf.nn.moments(x, [0]))
+    got = moments(x)
+    assert options == [{}]  # one compile, XLA's defaults: fewer than MIN_EQUATIONS
+    assert not isinstance(next(iter(moments._concrete.values()))._compiled, tiers.Tiered)
+    for g, e in zip(got, tf.nn.moments(x, [0])):
+        np.testing.assert_array_equal(g.numpy(), e.numpy())
+    assert tiers.compile(_Lowered(), tiers.MIN_EQUATIONS - 1)(1) == ("optimised", 1)
+    assert tiers.compile(_Lowered(), tiers.MIN_EQUATIONS)(1) == ("quick", 1)
