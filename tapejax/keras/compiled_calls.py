@@ -13,6 +13,8 @@ is the user's Python, which may print, or branch on values) whose layers, nested
 built-in layers that compute on numbers without side effects in inference (`_PURE_MODULES`, less `Lambda`,
 `Masking`, `ActivityRegularization`, an `Embedding` with `mask_zero` and a layer with an activity regularizer), on
 tensor or numpy inputs without a mask, with no distribution strategy and `tf.config.run_functions_eagerly` off.
+A layer added, popped or reconfigured (a public attribute given a new value: Grad-CAM's `model.layers[-1].activation =
+None`) makes a new hidden function; a model reconfigured more than `MAX_SIGNATURES` times runs op by op from then on.
 A call whose trace fails runs op by op (a bad input raises there, as it always did), and so does every later call
 of that model.
 """
@@ -42,12 +44,14 @@ _IMPURE = frozenset({"Lambda", "Masking", "ActivityRegularization"})
 
 
 class _Entry:
-    __slots__ = ("function", "signatures", "declined")
+    __slots__ = ("function", "structure", "rebuilds", "signatures", "declined")
 
-    def __init__(self, function: Function | None):
+    def __init__(self, function: Function, structure: list, rebuilds: int):
         self.function = function
+        self.structure = structure  # what the traces depend on beyond the inputs (_walk)
+        self.rebuilds = rebuilds  # entries made for this model before, its structure changed each time
         self.signatures: set = set()
-        self.declined = function is None
+        self.declined = False
 
 
 # model -> its _Entry; kept outside the model, so that no walk over a layer's attributes (sublayers, checkpoints,
@@ -73,10 +77,15 @@ def call(model: Any, inputs: Any, args: tuple, kwargs: dict) -> Any:
     leaves, treedef = jax.tree_util.tree_flatten(inputs, is_leaf=lambda x: isinstance(x, tf.Tensor | tf.Variable))
     if not all(_numeric(leaf) for leaf in leaves) or masks.mask_of(inputs) is not None:
         return DECLINED
-    if not _pure(model, layers.Layer):
+    structure: list = []
+    if not _walk(model, layers.Layer, structure):
         return DECLINED
-    if entry is None:
-        entry = _ENTRIES[model] = _Entry(_function(model, layers.Layer))
+    if entry is None or not _same(entry.structure, structure):  # new, or a layer added, popped or reconfigured since
+        rebuilds = -1 if entry is None else entry.rebuilds
+        entry = _ENTRIES[model] = _Entry(_function(model, layers.Layer), structure, rebuilds + 1)
+        entry.declined = entry.rebuilds > MAX_SIGNATURES  # a model reconfigured between most calls: op by op
+        if entry.declined:
+            return DECLINED
     signature = (treedef, tuple((tuple(np.shape(x)), str(x.dtype)) for x in leaves), "training" in kwargs, training)
     if signature not in entry.signatures:
         if len(entry.signatures) >= MAX_SIGNATURES:
@@ -105,14 +114,57 @@ def _numeric(leaf: Any) -> bool:
     return isinstance(leaf, np.ndarray) and leaf.dtype.kind in "biufc"
 
 
-def _pure(layer: Any, base: type) -> bool:
-    """Whether `layer` and every layer under it is a built-in one without side effects in inference."""
+def _walk(layer: Any, base: type, structure: list) -> bool:
+    """Whether `layer` and every layer under it is a built-in one without side effects in inference; appends to
+    `structure` each layer and the identities of its public attributes (its configuration, weights and sublayers:
+    Grad-CAM's `model.layers[-1].activation = None` after a call must not reuse the trace made before it)."""
     kind = type(layer)
     if (kind.__module__ not in _PURE_MODULES or kind.__name__ in _IMPURE or getattr(layer, "mask_zero", False)
             or getattr(layer, "activity_regularizer", None) is not None):
         return False
+    structure.append(_marker(layer))
+    for name, value in vars(layer).items():
+        if not name.startswith("_"):
+            structure += (name, _marker(value))
     inner = layer.layers if isinstance(getattr(type(layer), "layers", None), property) else layer._sublayers()
-    return all(_pure(sub, base) for sub in inner if isinstance(sub, base))
+    return all(_walk(sub, base, structure) for sub in inner if isinstance(sub, base))
+
+
+def _marker(value: Any) -> Any:
+    """What tells `value` apart from any later value: a weak reference (a dead one equals no new object, and the
+    structure must not keep the model alive: a `History` refers back to it), or an immutable scalar itself."""
+    if value is None or isinstance(value, bool | int | float | str | bytes):
+        return value
+    try:
+        return weakref.ref(value)
+    except TypeError:
+        return _Opaque(value)
+
+
+class _Opaque:
+    """A value neither weakly referable nor a scalar (a tuple, a list): equal to a marker of the same object, kept
+    alive by the marker so that its identity is not reused."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any):
+        self.value = value
+
+
+def _same(old: list, new: list) -> bool:
+    """Whether two structures (`_walk`'s) mark the same objects and scalars (`is`: a tensor's == is elementwise)."""
+    if len(old) != len(new):
+        return False
+    for a, b in zip(old, new):
+        if isinstance(a, weakref.ref):
+            if not isinstance(b, weakref.ref) or a() is None or a() is not b():
+                return False
+        elif isinstance(a, _Opaque):
+            if not isinstance(b, _Opaque) or a.value is not b.value:
+                return False
+        elif a is not b and (type(a) is not type(b) or a != b):
+            return False
+    return True
 
 
 def _function(model: Any, layer_class: type) -> Function:

@@ -165,3 +165,23 @@ def test_the_compiled_call_does_not_keep_the_model_alive():
     del model
     gc.collect()
     assert ref() is None
+
+
+def test_a_layer_reconfigured_after_a_compiled_call_is_seen_by_the_next_call(compiles):
+    """Grad-CAM (keras-io) sets `model.layers[-1].activation = None` on a model it has already called."""
+    model = keras.Sequential([keras.Input((6,)), layers.Dense(4, activation="relu"),
+                              layers.Dense(3, activation="softmax")])
+    x = tf.constant(_noise(2))
+    probabilities = model(x).numpy()
+    np.testing.assert_allclose(probabilities.sum(axis=1), 1.0, rtol=1e-5)
+    model.layers[-1].activation = None
+    logits = model(x).numpy()
+    np.testing.assert_allclose(logits, _plain(model, x).numpy(), rtol=1e-6)
+    assert not np.allclose(logits.sum(axis=1), 1.0)
+    compiles.clear()
+    model(x)
+    assert compiles == []  # unchanged since: the same trace
+    for k in range(compiled_calls.MAX_SIGNATURES + 2):  # reconfigured before every call: op by op after a few
+        model.layers[-1].activation = [None, "relu"][k % 2]
+        np.testing.assert_allclose(model(x).numpy(), _plain(model, x).numpy(), rtol=1e-6)
+    assert compiled_calls._ENTRIES[model].declined
