@@ -150,7 +150,6 @@ class ConcreteFunction:
         self.created: list[Variable] = []
         self._out: Any = None  # (treedef, which leaves are tensors, the Python leaves)
         self._failure_tree: Any = None  # treedef of checkify's error state, set when traced
-        self._jitted: Any = jax.jit(self._checked)  # until traced
         self._pending: Any = None  # the jax trace, until compiled
         self._compiled: Any = None  # the executable (non-symbolic traces; tiers.py's)
         self._replay: Any = None  # a jitted, traceable replay of the trace (for tapes; a fallback for calls)
@@ -209,14 +208,12 @@ class ConcreteFunction:
     def _checkified(self, traced: Any) -> Any:
         """The traced step (`_unchecked`'s trace) with its run-time checks functionalised by checkify, as
         `_checked` would have traced it: from the jaxpr, without running the Python step again."""
-        run = jax.extend.core.jaxpr_as_fun(traced.jaxpr)
-        out_tree = traced.out_tree
+        replay = _replay(traced.jaxpr, traced.out_tree)
 
         def checked(tensor_vals: tuple, var_vals: tuple, calls: Any) -> tuple:
-            flat = jax.tree_util.tree_leaves((tensor_vals, var_vals, calls))
-            failure, outs = checkify.checkify(lambda *xs: run(*xs), errors=checkify.user_checks)(*flat)
+            failure, (outs, new_vals, _) = checkify.checkify(replay, errors=checkify.user_checks)(
+                tensor_vals, var_vals, calls)
             leaves, self._failure_tree = jax.tree_util.tree_flatten(failure)
-            outs, new_vals, _ = jax.tree_util.tree_unflatten(out_tree, outs)
             return outs, new_vals, tuple(leaves)
 
         return checked
@@ -234,10 +231,10 @@ class ConcreteFunction:
         """Traces the Python function once; with `symbolic` argument shapes (an input_signature's None
         dimensions, a reduce_retracing relaxed shape), through `jax.export`, so one trace serves every size,
         compiled per size."""
+        # The Python step runs once, without checkify: most steps have no run-time checks, and checkify's
+        # interpretation of a whole training step's jaxpr was a fifth of its trace. A step with checks has them
+        # functionalised from its jaxpr (its Python is not run again).
         if symbolic is None:
-            # The Python step runs once, without checkify: most steps have no run-time checks, and checkify's
-            # interpretation of a whole training step's jaxpr was a fifth of its trace. A step with checks has
-            # them functionalised from its jaxpr (its Python is not run again).
             traced = jax.jit(self._unchecked).trace(tensor_vals, var_vals, calls)
             if _has_checks(traced.jaxpr.jaxpr):
                 traced = jax.jit(self._checkified(traced)).trace(tensor_vals, var_vals, calls)
@@ -249,7 +246,13 @@ class ConcreteFunction:
         self.symbolic = True
         specs = (symbolic, tuple(jax.ShapeDtypeStruct(v.shape, v.dtype) for v in var_vals),
                  jax.ShapeDtypeStruct((), np.uint32))
-        self._exported = jax.export.export(self._jitted)(*specs)
+        traced = jax.jit(self._unchecked).trace(*specs)
+        if _has_checks(traced.jaxpr.jaxpr):
+            step = self._checkified(traced)
+        else:
+            self._failure_tree = jax.tree_util.tree_structure(())
+            step = _replay(traced.jaxpr, traced.out_tree)
+        self._exported = jax.export.export(jax.jit(step))(*specs)  # from the jaxpr: the Python step is not rerun
 
     def finish(self) -> None:
         """Keeps this trace: compiles it, and lets go of what only tracing needed."""
@@ -262,7 +265,7 @@ class ConcreteFunction:
         else:
             self._by_size = caches.Recent("sizes of a relaxed trace", _MAX_SIZES)
         self._refs = tuple(weakref.ref(v) for v in self.variables)
-        self.variables = self.template = self._jitted = None
+        self.variables = self.template = None
 
     def live_variables(self) -> list[Variable] | None:
         """The variables this trace reads, or None if one was deleted (this trace cannot run again)."""
@@ -276,12 +279,7 @@ class ConcreteFunction:
                 self._replay = jax.jit(self._exported.call)
             else:
                 jaxpr, consts, out_tree = self._jaxpr
-                run = jax.extend.core.jaxpr_as_fun(jax.extend.core.ClosedJaxpr(jaxpr, consts))
-
-                def replay(*args: Any) -> Any:
-                    return jax.tree_util.tree_unflatten(out_tree, run(*jax.tree_util.tree_leaves(args)))
-
-                self._replay = jax.jit(replay)
+                self._replay = jax.jit(_replay(jax.extend.core.ClosedJaxpr(jaxpr, consts), out_tree))
         return self._replay
 
     def _executable(self, tensor_vals: tuple, var_vals: tuple, calls: Any) -> Any:
@@ -345,6 +343,16 @@ class ConcreteFunction:
 
 
 _MAX_SIZES = 64  # executables kept per relaxed (symbolic) trace, the least recently used forgotten
+
+
+def _replay(closed: Any, out_tree: Any) -> Any:
+    """A traced step's jaxpr as a function of the step's (tensor values, variable values, call number)."""
+    run = jax.extend.core.jaxpr_as_fun(closed)
+
+    def replay(*args: Any) -> Any:
+        return jax.tree_util.tree_unflatten(out_tree, run(*jax.tree_util.tree_leaves(args)))
+
+    return replay
 
 
 def _equations(jaxpr: Any) -> int:

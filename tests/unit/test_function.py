@@ -1042,3 +1042,36 @@ def test_a_step_without_run_time_checks_is_traced_once_without_checkify_and_one_
     with pytest.raises(tf.errors.InvalidArgumentError, match=r"indices are not in \[0, 3\)"):
         checked(x, tf.constant(5))
     assert v.numpy() == 5.0 and len(runs) == 2  # nothing written by the failed call; not traced again
+
+
+def test_a_step_with_none_dimensions_skips_checkify_too_and_keeps_its_checks(monkeypatch):
+    from jax.experimental import checkify
+    from tapejax._src import concrete_function
+    calls = []
+    original = checkify.checkify
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(concrete_function.checkify, "checkify", counting)
+    runs = []
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.float32)])
+    def plain(x):
+        runs.append(1)
+        return tf.reduce_sum(x * x)
+
+    for n in (2, 5):
+        assert plain(tf.constant(np.arange(n, dtype=np.float32))).numpy() == sum(k * k for k in range(n))
+    assert calls == [] and len(runs) == 1
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.float32), tf.TensorSpec([], tf.int32)])
+    def checked(x, i):
+        runs.append(1)
+        return tf.gather(x, i)
+
+    assert checked(tf.constant([1.0, 2.0, 3.0]), tf.constant(2)).numpy() == 3.0 and calls and len(runs) == 2
+    with pytest.raises(tf.errors.InvalidArgumentError, match="indices are not in"):
+        checked(tf.constant([1.0, 2.0]), tf.constant(5))
+    assert len(runs) == 2
