@@ -1006,9 +1006,9 @@ def test_a_symbolic_trace_leaks_no_tracer_into_the_scalar_cache():
     np.testing.assert_array_equal(tf.range(tf.constant(7), 0, -2).numpy(), [7, 5, 3, 1])
 
 
-def test_a_step_without_run_time_checks_is_traced_once_without_checkify_and_one_with_them_keeps_them(monkeypatch):
-    """checkify interprets a traced step's whole jaxpr: only a step that holds checks pays for it, and its Python
-    body still runs once (the checks are functionalised from the jaxpr)."""
+@pytest.fixture
+def checkify_calls(monkeypatch):
+    """The calls of checkify.checkify that tf.function traces make, in order."""
     from jax.experimental import checkify
     from tapejax._src import concrete_function
     calls = []
@@ -1019,6 +1019,13 @@ def test_a_step_without_run_time_checks_is_traced_once_without_checkify_and_one_
         return original(*args, **kwargs)
 
     monkeypatch.setattr(concrete_function.checkify, "checkify", counting)
+    return calls
+
+
+def test_a_step_without_run_time_checks_is_traced_once_without_checkify_and_one_with_them_keeps_them(checkify_calls):
+    """checkify interprets a traced step's whole jaxpr: only a step that holds checks pays for it, and its Python
+    body still runs once (the checks are functionalised from the jaxpr)."""
+    calls = checkify_calls
     v = tf.Variable(1.0)
     runs = []
 
@@ -1044,17 +1051,8 @@ def test_a_step_without_run_time_checks_is_traced_once_without_checkify_and_one_
     assert v.numpy() == 5.0 and len(runs) == 2  # nothing written by the failed call; not traced again
 
 
-def test_a_step_with_none_dimensions_skips_checkify_too_and_keeps_its_checks(monkeypatch):
-    from jax.experimental import checkify
-    from tapejax._src import concrete_function
-    calls = []
-    original = checkify.checkify
-
-    def counting(*args, **kwargs):
-        calls.append(1)
-        return original(*args, **kwargs)
-
-    monkeypatch.setattr(concrete_function.checkify, "checkify", counting)
+def test_a_step_with_none_dimensions_skips_checkify_too_and_keeps_its_checks(checkify_calls):
+    calls = checkify_calls
     runs = []
 
     @tf.function(input_signature=[tf.TensorSpec([None], tf.float32)])

@@ -10,28 +10,21 @@ import weakref
 
 import numpy as np
 import pytest
-from jax._src import compiler
-
 import tapejax as tf
 from tapejax._src import checking
 from tapejax.keras import compiled_calls, masks
+
+from tests.unit.test_shape_inference_compiles import counting_compiles
 
 keras = tf.keras
 layers = keras.layers
 
 
 @pytest.fixture
-def compiles(monkeypatch):
-    """The XLA compiles made so far (and loads from the suite's persistent cache, which stand for one)."""
-    seen = []
-    original = compiler.compile_or_get_cached
-
-    def counting(*args, **kwargs):
-        seen.append(1)
-        return original(*args, **kwargs)
-
-    monkeypatch.setattr(compiler, "compile_or_get_cached", counting)
-    return seen
+def compiles():
+    """The XLA compiles made so far in the test (and loads from the suite's persistent cache, which stand for one)."""
+    with counting_compiles() as seen:
+        yield seen
 
 
 def _generator():
