@@ -11,7 +11,8 @@ the op-by-op call within float rounding (the checking mode compares them), and l
 Only where that cannot change what the call does: a `Sequential` or functional model (not a subclass: its `call`
 is the user's Python, which may print, or branch on values) whose layers, nested models included, are all
 built-in layers that compute on numbers without side effects in inference (`_PURE_MODULES`, less `Lambda`,
-`Masking`, `ActivityRegularization`, an `Embedding` with `mask_zero` and a layer with an activity regularizer), on
+`Masking`, `ActivityRegularization`, an `Embedding` with `mask_zero`, a layer with an activity regularizer or an
+activation function of the user's), on
 tensor or numpy inputs without a mask, with no distribution strategy and `tf.config.run_functions_eagerly` off.
 A layer added, popped or reconfigured (a public attribute given a new value: Grad-CAM's `model.layers[-1].activation =
 None`) makes a new hidden function; a model reconfigured more than `MAX_SIGNATURES` times runs op by op from then on.
@@ -21,6 +22,7 @@ of that model.
 
 from __future__ import annotations
 
+import inspect
 import threading
 import weakref
 from typing import Any
@@ -125,9 +127,19 @@ def _walk(layer: Any, base: type, structure: list) -> bool:
     structure.append(_marker(layer))
     for name, value in vars(layer).items():
         if not name.startswith("_"):
+            if _users(value):  # an activation of the user's runs in the call: it may print, as in TF, every call
+                return False
             structure += (name, _marker(value))
     inner = layer.layers if isinstance(getattr(type(layer), "layers", None), property) else layer._sublayers()
     return all(_walk(sub, base, structure) for sub in inner if isinstance(sub, base))
+
+
+def _users(value: Any) -> bool:
+    """Whether `value` is a function (or callable object) of the user's, not tapejax's (an activation)."""
+    if not callable(value) or isinstance(value, type):
+        return False
+    owner = getattr(value, "__module__", None) if inspect.isroutine(value) else type(value).__module__
+    return not (owner or "").startswith(("tapejax.", "jax.", "numpy", "builtins"))
 
 
 def _marker(value: Any) -> Any:

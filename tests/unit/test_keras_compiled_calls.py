@@ -97,6 +97,16 @@ def test_calls_that_could_behave_differently_run_op_by_op(compiles, capsys):
         printed(tf.ones([1, 2]))
     assert capsys.readouterr().out.count("lambda ran") == 3  # the user's Python runs on every call, as in TF
 
+    def activation(t):
+        print("activation ran")
+        return tf.nn.relu(t)
+
+    own_activation = keras.Sequential([keras.Input((2,)), layers.Dense(3, activation=activation)])
+    capsys.readouterr()
+    for _ in range(2):
+        own_activation(tf.ones([1, 2]))
+    assert capsys.readouterr().out.count("activation ran") == 2
+
     class Subclassed(keras.Model):
         def __init__(self):
             super().__init__()
