@@ -23,7 +23,6 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 from jax.custom_derivatives import SymbolicZero
 
 from .context import CONTEXT
@@ -32,6 +31,7 @@ from .convert import to_array
 from .indexed_slices import IndexedSlices
 from .gradient_tape import GradientTape
 from .registry import OpDef
+from .sweep import zero_cotangent
 from .tensor import EagerTensor, Tensor
 from .variable import Variable, override_values
 
@@ -335,7 +335,7 @@ def _materialize(ct: Any) -> Any:
 
 def _zero_if_none(grad: Any, primal: Any) -> Any:
     if grad is None and primal is not None:
-        return _zero_cotangent(primal)
+        return zero_cotangent(primal)
     return grad
 
 
@@ -359,7 +359,3 @@ def _cotangent(grad: Any, primal: Any) -> Any:
     return jnp.broadcast_to(value, primal.shape).astype(primal.dtype)
 
 
-def _zero_cotangent(primal: Any) -> Any:
-    if not jnp.issubdtype(primal.dtype, jnp.inexact):
-        return np.zeros(primal.shape, jax.dtypes.float0)  # JAX's cotangent type for integer inputs
-    return jnp.zeros_like(primal)
