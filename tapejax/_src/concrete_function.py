@@ -355,16 +355,21 @@ def _replay(closed: Any, out_tree: Any) -> Any:
     return replay
 
 
+def _all_equations(jaxpr: Any) -> Iterator[Any]:
+    """A jaxpr's equations, then those of the jaxprs nested in them (branches, loop bodies, inner jits)."""
+    yield from jaxpr.eqns
+    for sub in jax_core.subjaxprs(jaxpr):
+        yield from _all_equations(getattr(sub, "jaxpr", sub))
+
+
 def _equations(jaxpr: Any) -> int:
-    """A jaxpr's equations, those of the jaxprs nested in them included: its size, for tiers.compile."""
-    return len(jaxpr.eqns) + sum(_equations(getattr(sub, "jaxpr", sub)) for sub in jax_core.subjaxprs(jaxpr))
+    """A jaxpr's size for tiers.compile: its equations, nested ones included."""
+    return sum(1 for _ in _all_equations(jaxpr))
 
 
 def _has_checks(jaxpr: Any) -> bool:
-    """Whether a jaxpr, or one nested in it (a branch, a loop body, an inner jit), holds a checkify check."""
-    if any(eqn.primitive is check_p for eqn in jaxpr.eqns):
-        return True
-    return any(_has_checks(getattr(sub, "jaxpr", sub)) for sub in jax_core.subjaxprs(jaxpr))
+    """Whether a jaxpr, or one nested in it, holds a checkify check."""
+    return any(eqn.primitive is check_p for eqn in _all_equations(jaxpr))
 
 
 def _live_inputs(jaxpr: Any, n_checks: int = 0) -> tuple[bool, ...]:
