@@ -14,6 +14,7 @@ import pytest
 import tapejax as tf
 from jax._src import compiler
 from tapejax._src import checking
+from tapejax.ops import random as random_ops
 
 keras = tf.keras
 
@@ -62,7 +63,10 @@ def test_a_ten_layer_functional_build_compiles_nothing():
     assert len(compiled) == 0
 
 
-def test_random_initial_values_compile_once_per_shape_and_shape_inference_never():
+def test_random_initial_values_compile_once_per_shape_and_shape_inference_never(monkeypatch):
+    # Initializers draw 2**16 values for every weight this small, and random.py switches that draw to JAX's
+    # compiled sampler once the suite has drawn it often enough (ski rental): counts start afresh here.
+    monkeypatch.setattr(random_ops, "_UNIFORM", {})
     widths = [201 + i % 2 for i in range(10)]
     _functional(widths)  # the initial values' random kernels, per weight shape
     with counting_compiles() as compiled:
