@@ -127,8 +127,12 @@ def chain_gradient(quick: bool, n_ops: int = 10):
             return torch.autograd.grad(h.sum(), w_torch)[0]
 
         impls["PyTorch eager autograd"] = (torch_step, block_torch)
-    targets = ([("TensorFlow eager tape", "tapejax eager tape", ">=", 5.0, 2)]
-               if tensorflow is not None and n_ops == 10 else [])
+    targets = []
+    if n_ops == 10:  # issue 22: at or below PyTorch's eager autograd, and at least 8x TF's eager tape
+        if torch is not None:
+            targets.append(("tapejax eager tape", "PyTorch eager autograd", "<=", 1.0, 22))
+        if tensorflow is not None:
+            targets.append(("TensorFlow eager tape", "tapejax eager tape", ">=", 8.0, 22))
     warmup = max(3, executables.POLICY.min_runs(n_ops + 1))  # the chain and its sum
     return (f"{n_ops}-op chain + gradient in a loop (shape (64,))", impls, "jax.jit(jax.grad)", targets,
             {"warmup": 1 if quick else warmup})
@@ -180,7 +184,11 @@ def jacobian(quick: bool, scale: int = 1):
 
         impls["TensorFlow tape.jacobian"] = (tf_jacobian, block_numpy)
         impls["TensorFlow tf.function"] = (tensorflow.function(tf_jacobian), block_numpy)
-        targets.append(("TensorFlow tape.jacobian", "tapejax tape.jacobian", ">=", 100.0, 3))
+        if scale < 10:
+            targets.append(("TensorFlow tape.jacobian", "tapejax tape.jacobian", ">=", 100.0, 3))
+    if scale >= 10:  # issue 22 replaces the 100x over TF, which writing the result alone makes unreachable
+        targets = [("tapejax tape.jacobian", "jax.jit(jax.jacrev)", "<=", 1.5, 22),
+                   ("tapejax tape.jacobian", "floor: jnp.zeros of the result's size", "<=", 2.0, 22)]
     shape = f"[{x0.shape[0]}, {k0.shape[1]}, {k0.shape[0]}, {k0.shape[1]}]"
     return (f"jacobian of a Dense layer w.r.t. its kernel, result {shape}", impls, "jax.jit(jax.jacrev)", targets)
 
@@ -208,6 +216,8 @@ def batch_jacobian(quick: bool, scale: int = 1):
         "tapejax tf.function": (tapejax.function(tape_batch_jacobian), block_jax),
         "jax.jit(jax.vmap(jax.jacrev))": (functools.partial(jitted, xj), block_jax),
         "jax.vmap(jax.jacrev) (eager)": (functools.partial(jax.vmap(jax.jacrev(per_row)), xj), block_jax),
+        "floor: jnp.zeros of the result's size": (
+            jax.jit(lambda: jnp.zeros((batch, n_out, n_in), jnp.float32)), block_jax),
     }
     targets = [("tapejax tape.batch_jacobian", "jax.vmap(jax.jacrev) (eager)", "<=", 1.5, 3),
                ("tapejax tf.function", "jax.jit(jax.vmap(jax.jacrev))", "<=", 1.5, 3),
@@ -223,7 +233,11 @@ def batch_jacobian(quick: bool, scale: int = 1):
 
         impls["TensorFlow tape.batch_jacobian"] = (tf_batch_jacobian, block_numpy)
         impls["TensorFlow tf.function"] = (tensorflow.function(tf_batch_jacobian), block_numpy)
-        targets.append(("TensorFlow tape.batch_jacobian", "tapejax tape.batch_jacobian", ">=", 100.0, 3))
+        if scale < 10:
+            targets.append(("TensorFlow tape.batch_jacobian", "tapejax tape.batch_jacobian", ">=", 100.0, 3))
+    if scale >= 10:  # issue 22, as for the jacobian
+        targets = [("tapejax tape.batch_jacobian", "jax.jit(jax.vmap(jax.jacrev))", "<=", 1.5, 22),
+                   ("tapejax tape.batch_jacobian", "floor: jnp.zeros of the result's size", "<=", 2.0, 22)]
     return (f"batch_jacobian through two elu layers, result [{batch}, {n_out}, {n_in}]", impls,
             "jax.jit(jax.vmap(jax.jacrev))", targets)
 
