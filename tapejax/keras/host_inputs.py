@@ -9,10 +9,19 @@ batch as tensors, and the strings are stood in for by empty strings of the same 
 layers return the given outputs (`Layer.__call__` asks `given_output`), and nothing else reads the strings. The
 step is then traced once per shape of those outputs, as TF's is. Anything else (a string input read by another
 layer, a model subclass, a `train_step` of the user's own, which may read the strings) keeps the plain path.
+
+A text batch is as long as its longest text, so every new length would compile the step again (XLA compiles for
+static shapes; TF's graph runs any length). Where padding cannot change the answer, the step is given the token
+ids padded with more zeros to one of a few lengths instead (`bucket`: a quarter of an octave apart, at most 25%
+more steps): a `Sequential` of a `TextVectorization` (int, no fixed length), an `Embedding(mask_zero=True)`, whose
+mask marks the new steps as padding, and recurrent layers that skip masked steps (keeping their state) until one
+returns no sequence; any layers after that see no time axis. The outputs are the same up to the rounding of sums
+over the padded axis (a kernel's gradient sums over every step). `TAPEJAX_TEXT_LENGTH_BUCKETS=0` turns it off.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -24,6 +33,11 @@ import numpy as np
 import tapejax as tf
 from tapejax._src.string_values import is_text
 
+class _Flag:
+    on = os.environ.get("TAPEJAX_TEXT_LENGTH_BUCKETS", "").strip().lower() not in ("0", "false", "no", "off")
+
+
+BUCKETS = _Flag()
 _GIVEN = threading.local()  # .outputs: id(layer) -> its output in the step being traced
 
 
@@ -63,6 +77,8 @@ def split(model: Any, data: Any) -> tuple[Any, tuple[Any, ...], list[Any]] | Non
     outputs = [layer(tf.convert_to_tensor(leaves[i])) for layer, i in readers]
     if any(not isinstance(out, tf.Tensor) or out.dtype == tf.string for out in outputs):
         return None
+    if BUCKETS.on and _ignores_padding(model):
+        outputs = [_padded(outputs[0])]
     stand_ins = [tf.constant(np.full(np.shape(v), b"", dtype=object)) if _is_string(v) else v for v in leaves]
     treedef = jax.tree_util.tree_structure(x, is_leaf=lambda v: isinstance(v, tf.Tensor))
     stood_in = jax.tree_util.tree_unflatten(treedef, stand_ins)
@@ -99,3 +115,54 @@ def _string_readers(model: Any, leaves: list[Any]) -> list[tuple[Any, int]] | No
             return None
         readers.append((layer, i))
     return readers
+
+
+def bucket(length: int) -> int:
+    """The padded length of a text batch: `length` rounded up to m * 2**k, m in 4..7 (from 8 on: 8, 10, 12, 14, 16,
+    20, ...), so at most 25% longer, and four lengths per doubling."""
+    if length <= 8:
+        return length
+    shift = length.bit_length() - 3  # 2**shift * m with m in 4..7
+    m = -(-length // (1 << shift))
+    return m << shift
+
+
+def _padded(ids: Any) -> Any:
+    """Token ids `[batch, length]` with zeros appended up to `bucket(length)` (numpy's: no XLA compile)."""
+    length = ids.shape[1]
+    if bucket(length) == length:
+        return ids
+    return tf.constant(np.pad(ids.numpy(), ((0, 0), (0, bucket(length) - length))))
+
+
+def _ignores_padding(model: Any) -> bool:
+    """Whether `model` (its string reader first) gives the same outputs for token ids padded with more zeros: see
+    the module docstring. Exact types only (a subclass may read the padding), checked at every batch (a layer's
+    attributes may change between fits)."""
+    from tapejax.keras.layers import Embedding
+    from tapejax.keras.layers_rnn import GRU, LSTM, SimpleRNN
+    from tapejax.keras.layers_text import TextVectorization
+    from tapejax.keras.layers_wrappers import Bidirectional
+    from tapejax.keras.models import Sequential
+
+    if type(model) is not Sequential:
+        return False
+    layers = model.layers
+    if (len(layers) < 3 or type(layers[0]) is not TextVectorization or layers[0]._output_mode != "int"
+            or layers[0]._output_sequence_length is not None or type(layers[1]) is not Embedding
+            or not layers[1].mask_zero):
+        return False
+
+    def skips_masked_steps(rnn: Any) -> bool:
+        return type(rnn) in (LSTM, GRU, SimpleRNN) and not rnn.stateful and not rnn.return_state
+
+    for layer in layers[2:]:
+        if type(layer) is Bidirectional:
+            halves = (layer.forward_layer, layer.backward_layer)
+            if layer.merge_mode is None or layer.return_state or not all(map(skips_masked_steps, halves)):
+                return False
+        elif not skips_masked_steps(layer) or (layer.go_backwards and layer.return_sequences):
+            return False  # go_backwards' sequence stays reversed: its padding would come first
+        if not layer.return_sequences:
+            return True  # the time axis ends here
+    return False  # the outputs have the time axis
