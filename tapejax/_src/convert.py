@@ -14,7 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import caches, checking, dtypes, string_values
-from .tensor import _Operators
+from .tensor import _Operators, new_tid
 
 # TF's DataTypeString names, used in its error messages ("expected to be a float tensor but is a double tensor").
 _TF_TYPE_STRING = {"float32": "float", "float64": "double", "float16": "half"}
@@ -87,6 +87,7 @@ def to_array(value: Any, dtype: dtypes.DType | None = None, hint: dtypes.DType |
             with _SCALARS.lock:  # both or neither: a literal's id must not outlive the array that _SCALARS keeps
                 _SCALARS[key] = array
                 _LITERALS[id(array)] = (host.dtype.str, host.item())
+                _LITERAL_TIDS[id(array)] = new_tid()
         return array
     return _convert(value, dtype, hint, from_python)
 
@@ -108,7 +109,16 @@ def float_operand(value: float, np_dtype: np.dtype) -> Any:
 # immutable, so the cached array can be shared.
 _SCALAR_TYPES = (float, int, bool)
 _LITERALS: dict[int, tuple[str, Any]] = {}  # id of a cached array -> (dtype, value); _SCALARS keeps it alive
-_SCALARS = caches.Memo("Python scalars (convert.py)", 4096, companions=(_LITERALS,))
+# id of a cached array -> its tensor id, when an op takes it as an operand (`x * 1.5`): every use in a loop names
+# the same input, so a trace's structure (structure.py) codes it once. It is never a tensor the user holds, so no
+# tape can watch it.
+_LITERAL_TIDS: dict[int, int] = {}
+_SCALARS = caches.Memo("Python scalars (convert.py)", 4096, companions=(_LITERALS, _LITERAL_TIDS))
+
+
+def operand_tid(array: Any) -> int:
+    """The tensor id of a Python operand's array (`float_operand`'s): the cached literal's own, else a new one."""
+    return _LITERAL_TIDS.get(id(array)) or new_tid()
 
 
 def literal(array: Any) -> tuple[str, Any] | None:

@@ -227,9 +227,12 @@ def defer(opdef: Any, fn: Callable[..., Any], vals: list) -> tuple[tuple, bool, 
     # for both in the key.
     n = len(vals)
     if n == 1:
-        key = (fn, aval(vals[0]))
+        v = vals[0]
+        key = (fn, v.aval if type(v) is Pending or type(v) is _ARRAY else aval(v))
     elif n == 2:
-        key = (fn, aval(vals[0]), aval(vals[1]))
+        v, w = vals
+        key = (fn, v.aval if type(v) is Pending or type(v) is _ARRAY else aval(v),
+               w.aval if type(w) is Pending or type(w) is _ARRAY else aval(w))
     else:
         key = (fn, *map(aval, vals))
     inferred = _AVALS.get(key)

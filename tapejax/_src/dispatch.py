@@ -15,7 +15,7 @@ import numpy as np
 
 from .context import CONTEXT
 from . import caches, deferred, dtypes, errors, one_off, string_values, tape as tape_lib
-from .convert import CONVERSIONS, float_operand, holds_tensor, tf_type_string, to_array
+from .convert import CONVERSIONS, float_operand, holds_tensor, operand_tid, tf_type_string, to_array
 from .deferred import DeferredTensor, Pending
 from .tensor import OPERATORS, EagerTensor, Tensor, new_tid
 from .variable import Variable
@@ -60,7 +60,7 @@ def _read_inputs(opdef: OpDef, args: tuple) -> tuple[list, list[int]]:
             tids.append(packed._tid)
         else:
             vals.append(a)
-            tids.append(new_tid())  # a constant of its own, so a replay can capture it by id
+            tids.append(-1)  # a constant's: its array's (convert.operand_tid), once converted below
             pending.append(i)
     group = opdef.same_dtype
     if pending:
@@ -76,6 +76,7 @@ def _read_inputs(opdef: OpDef, args: tuple) -> tuple[list, list[int]]:
                                               f"(zero-based) was expected to be a {hint} tensor but is "
                                               "a string tensor")
             vals[i] = to_array(vals[i], hint=hint if _in_group(group, i) else None, on_device=eager)
+            tids[i] = operand_tid(vals[i])  # a replay captures it by id
     return vals, tids
 
 
@@ -143,8 +144,9 @@ def apply(opdef: OpDef, args: tuple, params: dict[str, Any], params_key: tuple |
     elif (n == 2 and type(args[1]) is float and opdef.same_dtype is True
           and (type(a) is EagerTensor or type(a) is DeferredTensor)
           and (type(v := _raw(a)) is _ARRAY or type(v) is Pending)):
-        vals = [v, float_operand(args[1], v.dtype)]
-        tids = [a._tid, new_tid()]
+        literal = float_operand(args[1], v.dtype)
+        vals = [v, literal]
+        tids = [a._tid, operand_tid(literal)]
         n = 1  # the literal has a's dtype and no tape tracks it: below, only a counts
     else:
         vals, tids = _read_inputs(opdef, args)
@@ -166,8 +168,16 @@ def apply(opdef: OpDef, args: tuple, params: dict[str, Any], params_key: tuple |
             recording = _recording(tapes, tids)
         if recording and opdef.jit and _deferrable(vals, recording):
             outs, multiple, app = deferred.defer(opdef, fn, vals)
-            _record(recording, opdef, params_key, tids, vals, outs, multiple, app)
-            return outs if multiple else outs[0]
+            if multiple or len(recording) > 1:
+                _record(recording, opdef, params_key, tids, vals, outs, multiple, app)
+                return outs if multiple else outs[0]
+            out = outs[0]  # _record's common case, inline: one output, one tape (which tracks an input)
+            tape = recording[0]
+            tape.entries.append(_new_entry(tape_lib.TapeEntry, (opdef, params_key, tuple(tids), tuple(vals),
+                                                                (out._tid,), False, app, None)))
+            if _raw(out).dtype.kind in _DIFFERENTIABLE_KINDS:
+                tape.tracked.add(out._tid)
+            return out
     if any(type(v) is Pending for v in vals):
         vals = [deferred.resolve(v) for v in vals]
     try:  # string tensors live on the host: a string first input goes there at once (JAX's error is slow)

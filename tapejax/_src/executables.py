@@ -332,24 +332,30 @@ class Cache:
         # history", "eager: custom gradient" (runs without one). Cleared with the cache.
         self.stats: collections.Counter = collections.Counter()
         self._lock = threading.Lock()
+        self._last: Any = None  # the key moved to the end last (the newest, unless a new key came after it)
 
     def get(self, program: Program, avals: Any) -> Lowered:
         key = (program, avals)
         lowered = self._items.get(key)
         if lowered is not None:
-            with self._lock:
-                if key in self._items:
-                    self._items.move_to_end(key)
+            if key != self._last:  # a loop asks for the same structure every step: it is the newest already
+                with self._lock:
+                    if key in self._items:
+                        self._items.move_to_end(key)
+                        self._last = key
             return lowered
         new = Lowered(program, self.stats)  # outside the lock: building the replay functions takes a while
         with self._lock:
             lowered = self._items.setdefault(key, new)
+            self._items.move_to_end(key)  # another thread's, if it came first
+            self._last = key
             if len(self._items) > self.maxsize:
                 self._items.popitem(last=False)
         return lowered
 
     def clear(self) -> None:
         with self._lock:
+            self._last = None
             self._items.clear()
             self.stats.clear()
             background.STATS.clear()

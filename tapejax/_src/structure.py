@@ -33,17 +33,22 @@ def structure(entries: Sequence[TapeEntry], leaf_tids: Sequence[int], target_tid
     wiring: list[tuple] = []
     get = code.get
     n = 0
-    for e in entries:
-        ins = e.in_tids
-        wires = tuple(map(get, ins))
+    for e in entries:  # by position (op, params, in_tids, in_vals, out_tids): the per-gradient hot path
+        ins = e[2]
+        if len(ins) == 1:
+            wires = (get(ins[0]),)
+        elif len(ins) == 2:
+            wires = (get(ins[0]), get(ins[1]))
+        else:
+            wires = tuple(map(get, ins))
         if None in wires:  # an input seen for the first time
-            for t, v in zip(ins, e.in_vals):
+            for t, v in zip(ins, e[3]):
                 if t not in code:
                     code[t] = ~len(literals)
                     literals.append(literal(v))
             wires = tuple(map(get, ins))
-        wiring.append((e.op, e.params, wires))
-        outs = e.out_tids
+        wiring.append((e[0], e[1], wires))
+        outs = e[4]
         if len(outs) == 1:
             code[outs[0]] = n
             n += 1
