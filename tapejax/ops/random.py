@@ -37,15 +37,21 @@ def set_seed(seed: int | None) -> None:
     function.new_seed_epoch()
 
 
+# The third datum of a key drawn without an op seed. An op seed given by the user counts its calls there from 0,
+# so the two never share a key: after `set_seed(5)`, `normal(seed=0)` and the first unseeded op would otherwise
+# both draw from (5, 0, 0), and their samples would be the same bits (AlphaDropout's mask and its inputs, correlated).
+_COUNTER_CALL = 2**32 - 1
+
+
 def next_key(seed: int | None = None) -> jax.Array:
     """The key for one random op call, by TF's rules for global and op seeds."""
     state = CONTEXT
     call = 0
     if state.global_seed is None and seed is None:
-        global_seed, op_seed = state.entropy, state.seed_counter
+        global_seed, op_seed, call = state.entropy, state.seed_counter, _COUNTER_CALL
         state.seed_counter += 1
     elif seed is None:
-        global_seed, op_seed = state.global_seed, state.seed_counter
+        global_seed, op_seed, call = state.global_seed, state.seed_counter, _COUNTER_CALL
         state.seed_counter += 1
     else:
         global_seed = _DEFAULT_GLOBAL_SEED if state.global_seed is None else state.global_seed

@@ -168,3 +168,17 @@ def test_a_shape_drawn_by_numpy_compiles_jax_sampler_only_once_numpy_cost_about_
     assert entry is None  # switched to JAX's sampler: 7 draws cost about its compile
     for got in draws:
         assert np.asarray(got).tobytes() == np.asarray(draws[0]).tobytes()
+
+
+def test_an_op_seed_and_an_unseeded_op_never_share_a_key():
+    """After `set_seed(5)`, `normal(seed=0)` and the first unseeded op once both drew from (5, 0, 0): AlphaDropout's
+    mask was then made of its inputs' own bits (the kept units' mean 0.35, the layer's output mean 0.24)."""
+    tf.random.set_seed(5)
+    x = tf.random.normal([200_000], seed=0)
+    tf.random.set_seed(5)
+    u = tf.random.uniform([200_000])
+    assert abs(np.corrcoef(x.numpy(), u.numpy())[0, 1]) < 0.02
+    layer = tf.keras.layers.AlphaDropout(0.2)
+    tf.random.set_seed(5)
+    a = layer(x, training=True).numpy()
+    assert abs(a.mean()) < 0.01 and abs(a.var() - 1.0) < 0.02
