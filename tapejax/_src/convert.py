@@ -85,6 +85,9 @@ def to_array(value: Any, dtype: dtypes.DType | None = None, hint: dtypes.DType |
             if isinstance(array, jax.core.Tracer):
                 return array  # made inside a JAX trace that does not fold constants: it must not outlive it
             with _SCALARS.lock:  # both or neither: a literal's id must not outlive the array that _SCALARS keeps
+                stored = _SCALARS.get(key)
+                if stored is not None:  # another thread converted it first: its array stays the one
+                    return stored
                 _SCALARS[key] = array
                 _LITERALS[id(array)] = (host.dtype.str, host.item())
                 _LITERAL_TIDS[id(array)] = new_tid()
