@@ -110,12 +110,15 @@ def executable(opdef: OpDef, params_key: tuple) -> Callable[..., Any]:
     """The op's implementation with its static params bound, jitted unless the op opts out.
 
     The jitted function counts the signatures it is traced for; past `one_off.CHURN` of them, the op's new
-    signatures run without a compile where they can (one_off.py)."""
+    signatures run without a compile where they can (one_off.py). An op with numpy's implementation of its own
+    (OpDef.host) runs a new signature that way from the first: it compiles the signatures that repeat."""
     key = (opdef, params_key)
     fn = _EXECUTABLES.get(key)
     if fn is None:
         fn = functools.partial(opdef.impl, **dict(params_key))
-        if opdef.jit:
+        if opdef.jit and opdef.host is not None:
+            fn = one_off.Churning(key, fn, jax.jit(fn), _EXECUTABLES)
+        elif opdef.jit:
             plain = fn
 
             def churning() -> None:

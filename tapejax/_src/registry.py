@@ -48,6 +48,9 @@ class OpDef:
         step takes the sweep every time it runs eagerly (executables.Lowered.run); traced, `impl` is used.
       no_gradient: with has_gradient=False, the LookupError's message when it must say more than TF's
         "no entry" (an unbounded tf.while_loop: how to make it differentiable).
+      host: numpy's exact implementation of an op that only moves elements (concat, stack, tile), same arguments
+        as `impl`: a call whose shapes are new runs it instead of compiling (one_off.py), without a trace. It
+        needs no checks of its own: where numpy refuses the inputs, the executable runs and raises TF's error.
       no_gradient_args: positions of the tensor arguments TF's registered gradient returns None for (zeta's `x`):
         `op()` stops JAX's derivative of `impl` there, and lowering does not count an input at such a position as
         a dependency, so a source connected only through it gets None, as in TF.
@@ -68,6 +71,7 @@ class OpDef:
     no_gradient: str = ""
     no_gradient_args: tuple[int, ...] = ()
     zero_cotangent: bool = False
+    host: Callable[..., Any] | None = None
 
     def __repr__(self) -> str:
         return f"OpDef({self.name!r})"
@@ -124,6 +128,7 @@ def op(
     doc: str = "",
     no_gradient_args: tuple[int, ...] = (),
     zero_cotangent: bool = False,
+    host: Callable[..., Any] | None = None,
 ) -> Callable[..., Any]:
     """Declares an op and returns its public callable.
 
@@ -136,7 +141,7 @@ def op(
       contract: the row's argument contracts (contracts.py), compiled into `impl` (shapes and dtypes, checked when
         JAX traces it) and `check` (values).
       static, differentiable, has_gradient, op_type, same_dtype, jit, check, doc, no_gradient_args,
-        zero_cotangent: see OpDef.
+        zero_cotangent, host: see OpDef.
 
     The rows in tapejax/ops/ read like this (`sin = op("math.sin", jnp.sin, signature="x")`):
 
@@ -163,7 +168,8 @@ def op(
         # JAX function that JAX differentiates whole, so its outputs must stop JAX's derivative there too.
         impl = _stop_gradient_of_outputs(impl)
     opdef = OpDef(name, impl, tuple(static), differentiable, has_gradient, op_type, same_dtype,
-                  jit, check, doc=doc, no_gradient_args=no_gradient_args, zero_cotangent=zero_cotangent)
+                  jit, check, doc=doc, no_gradient_args=no_gradient_args, zero_cotangent=zero_cotangent,
+                  host=host)
     REGISTRY[name] = opdef
     fn = _public_callable(opdef, sig)
     OPERATORS[name] = fn

@@ -114,8 +114,14 @@ transpose = op("transpose", _transpose, static=("perm", "conjugate"))
 squeeze = op("squeeze", lambda input, axis=None: jnp.squeeze(input, axis), static=("axis",))
 expand_dims = op("expand_dims", lambda input, axis: jnp.expand_dims(input, axis), static=("axis",))
 broadcast_to = op("broadcast_to", lambda input, shape: jnp.broadcast_to(input, shape), static=("shape",))
+def _tile_on_host(input, multiples):
+    if len(multiples) != np.ndim(input):  # numpy would pad `multiples`; TF refuses (the executable raises it)
+        raise ValueError("multiples must have one entry per dimension")
+    return np.tile(input, multiples)
+
+
 tile = op("tile", lambda input, multiples: jnp.tile(input, multiples), static=("multiples",),
-           contract=(PerDimension("input", "multiples"),))
+          contract=(PerDimension("input", "multiples"),), host=_tile_on_host)
 
 
 def _pad(tensor, paddings, mode="CONSTANT", constant_values=0):
@@ -132,9 +138,10 @@ pad = op("pad", _pad, static=("paddings", "mode", "constant_values"), op_type="P
          contract=(_PAD_MODE, Paddings("tensor")))
 
 _stack = op("stack", lambda *values, axis=0: jnp.stack(values, axis), static=("axis",), op_type="Pack",
-            contract=(Axis("values", new=True, message=PYTHON_AXIS, error=ValueError),))
+            contract=(Axis("values", new=True, message=PYTHON_AXIS, error=ValueError),),
+            host=lambda *values, axis=0: np.stack(values, axis))
 _concat = op("concat", lambda *values, axis: jnp.concatenate(values, axis), static=("axis",), op_type="ConcatV2",
-             contract=(Axis("values", message=CONCAT),))
+             contract=(Axis("values", message=CONCAT),), host=lambda *values, axis: np.concatenate(values, axis))
 
 
 def stack(values, axis=0, name="stack"):

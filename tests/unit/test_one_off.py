@@ -33,32 +33,54 @@ def _same_bits(got, expected):
     assert got.tobytes() == expected.tobytes()
 
 
-def test_a_growing_concat_stops_compiling_once_its_shapes_churn(unchecked):
+def test_a_growing_concat_never_compiles(unchecked):
+    # concat has numpy's implementation of its own (OpDef.host): a new signature runs it from the first call
     row = tf.constant(np.arange(8, dtype=np.float32).reshape(1, 8) / 7)
     x = tf.zeros([0, 8])
     expected = np.zeros((0, 8), np.float32)
-    for _ in range(one_off.CHURN):  # the first signatures compile, as any op's do
-        x = tf.concat([x, row], 0)
-        expected = np.concatenate([expected, row.numpy()], 0)
     with counting_compiles() as compiled:
-        for _ in range(50):  # each call a new shape: none compiles
+        for _ in range(50):  # each call a new shape
             x = tf.concat([x, row], 0)
             expected = np.concatenate([expected, row.numpy()], 0)
         assert len(compiled) == 0
     _same_bits(x, expected)
 
 
-def test_a_repeated_signature_of_a_churning_op_compiles_once(unchecked):
-    parts = [tf.ones([n, 2]) for n in range(1, one_off.CHURN + 3)]
-    for p in parts[:one_off.CHURN]:
-        tf.concat([p, p], 0)
-    p = parts[-1]
+def _grown(n):
+    return tf.constant(np.arange(2 * n, dtype=np.float32).reshape(n, 2) / 3)  # a constant: no compile
+
+
+def test_a_transpose_of_changing_shapes_stops_compiling_once_they_churn(unchecked):
+    # transpose has no numpy implementation of its own: its first signatures compile, as any op's do, then a
+    # new one runs its jaxpr on the host
+    for n in range(1, one_off.CHURN + 1):
+        tf.transpose(_grown(n))
     with counting_compiles() as compiled:
-        first = tf.concat([p, p], 0)  # a one-off so far: the host
+        for n in range(one_off.CHURN + 1, one_off.CHURN + 40):
+            _same_bits(tf.transpose(_grown(n)), _grown(n).numpy().T)
         assert len(compiled) == 0
-        second = tf.concat([p, p], 0)  # it repeats: its executable is compiled
+
+
+def test_a_repeated_signature_compiles_once(unchecked):
+    p = _grown(3)
+    with counting_compiles() as compiled:
+        first = tf.concat([p, p], 0)
+        for _ in range(one_off.HOST_REPEATS - 1):  # concat's host runs: a compile is worth it only after these
+            tf.concat([p, p], 0)
+        assert len(compiled) == 0
+        second = tf.concat([p, p], 0)  # it keeps repeating: its executable is compiled
         assert len(compiled) == 1
         tf.concat([p, p], 0)
+        assert len(compiled) == 1
+    _same_bits(first, second)
+
+    for n in range(1, one_off.CHURN + 1):
+        tf.transpose(_grown(n + 10))
+    p = _grown(5)
+    with counting_compiles() as compiled:
+        first = tf.transpose(p)  # a one-off so far: the host
+        assert len(compiled) == 0
+        second = tf.transpose(p)  # it repeats, and its host run traced a jaxpr: compiled now
         assert len(compiled) == 1
     _same_bits(first, second)
 
@@ -73,11 +95,22 @@ def test_arithmetic_of_a_churning_op_still_runs_its_executable():
 
 def test_the_checking_mode_compares_the_host_with_the_executable(monkeypatch):
     monkeypatch.setattr(checking.FLAG, "on", True)
-    monkeypatch.setitem(one_off._RULES, "concatenate", lambda *xs, dimension: np.concatenate(xs[::-1], dimension))
-    x = tf.ones([1, 2])
+    monkeypatch.setattr(one_off.Churning, "_direct",  # a wrong numpy implementation of concat's
+                        lambda self, vals: np.concatenate([np.asarray(v) for v in vals][::-1], 0))
     with pytest.raises(checking.CheckError, match="one-off op"):
-        for _ in range(2 * one_off.CHURN):
-            x = tf.concat([x, tf.zeros([1, 2])], 0)
+        tf.concat([tf.ones([1, 2]), tf.zeros([1, 2])], 0)
+    monkeypatch.setitem(one_off._RULES, "transpose", lambda x, permutation: np.array(x))
+    with pytest.raises(checking.CheckError, match="one-off op"):
+        for n in range(1, 2 * one_off.CHURN):
+            tf.transpose(_grown(n))
+
+
+def test_numpy_refusing_a_host_call_leaves_the_error_to_the_executable():
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        tf.concat([tf.ones([2, 3]), tf.ones([2, 4])], 0)  # numpy refuses too: TF's error, from the contract
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        tf.tile(tf.ones([2, 3]), [2])  # numpy would pad the multiples: tapejax's host rule refuses first
+    np.testing.assert_array_equal(tf.stack([tf.ones([2]), tf.zeros([2])], axis=-1).numpy(), [[1, 0], [1, 0]])
 
 
 MOVES = {
