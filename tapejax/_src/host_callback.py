@@ -32,7 +32,7 @@ import numpy as np
 from jax.experimental import io_callback
 
 from .context import CONTEXT
-from . import dispatch, dtypes, errors, tape as tape_lib
+from . import dispatch, dtypes, errors, spec_only, tape as tape_lib
 from .capture import as_tensor, symbolic
 from .concrete_function import init_scope
 from .convert import tf_type_string, to_array
@@ -92,6 +92,8 @@ def numpy_function(func: Callable | None = None, inp: Sequence[Any] | None = Non
         return decorator
     if not callable(func):
         raise TypeError(f"'{type(func).__name__}' object is not callable")
+    if spec_only.active():
+        return spec_only.results(Tout)
     if CONTEXT.trace is None:
         result = func(*[np.array(x.numpy() if isinstance(x, _Operators) else x) for x in inp])
         flat = [None if r is None else as_tensor(r) for r in _flatten(result)]
@@ -126,6 +128,8 @@ def py_function(func: Callable | None = None, inp: Sequence[Any] | None = None, 
         return decorator
     if not callable(func):
         raise ValueError(f"Expected func to be callable. Received func={func} of type {type(func)}.")
+    if spec_only.active():
+        return spec_only.results(Tout)
     listed, results = _results(Tout)
     if CONTEXT.trace is None:
         return _eager_py(func, list(inp), listed, results)

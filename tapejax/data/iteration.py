@@ -1,17 +1,21 @@
-"""Iterators over datasets, and `prefetch`'s background thread.
+"""Iterators over datasets, and the pipeline's threads: `prefetch`'s, and `num_parallel_calls`'.
 
 `prefetch` runs its input in a background thread that fills a bounded queue, so that the input pipeline (numpy
 gathers, compiled map calls, host-to-device copies) overlaps the consumer's step. A thread rather than a loader
 library (grain, torch's DataLoader): the work is numpy and XLA calls, which release the GIL, the elements are
 already arrays (nothing to pickle to another process), and a thread keeps the pipeline's order and its
-exceptions exactly as the element-by-element path has them.
+exceptions exactly as the element-by-element path has them. `map(num_parallel_calls=n)` runs up to n calls at
+once on worker threads (`in_order`), and `interleave(num_parallel_calls=n)` reads each of its cycle's datasets
+ahead in a `background` thread; both give their elements, and raise their errors, in the sequential order.
 """
 
 from __future__ import annotations
 
+import collections
 import queue
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import jax
@@ -19,6 +23,7 @@ import numpy as np
 
 from tapejax._src import errors
 from tapejax._src.checkpoint_graph import Saveable
+from tapejax._src.concrete_function import init_scope
 from tapejax._src.context import CONTEXT
 from tapejax._src.tensor import EagerTensor
 
@@ -26,6 +31,14 @@ from .api import Dataset
 from .stage import Stage
 
 _DONE = object()
+
+
+def _counted(elements: Iterator[tuple], read: list[int]) -> Iterator[tuple]:
+    """`elements`, counted in `read[0]`. Not a method: a generator holding its iterator would make a cycle,
+    and a dropped iterator's pipeline threads (prefetch, interleave) would run until the garbage collector."""
+    for element in elements:
+        read[0] += 1
+        yield element
 
 
 class OwnedIterator:
@@ -40,25 +53,20 @@ class OwnedIterator:
         self._structure = dataset._structure
         self._peeked: tuple | None = None  # an element read ahead at trace time, or pushed back by a loop
         self._ahead: tuple | None = None  # the element a graph loop read last
-        self._read = 0  # elements taken from this pass (a checkpoint's position; see _checkpoint_children)
+        self._read = [0]  # elements taken from this pass (a checkpoint's position; see _checkpoint_children)
         if CONTEXT.trace is not None:
             from .graph_loop import stage_restart
             self._it: Iterator[tuple] = iter(())
             self._traced = True
             stage_restart(self)
         else:
-            self._it = self._counted(dataset._elements())
+            self._it = _counted(dataset._elements(), self._read)
             self._traced = False
-
-    def _counted(self, elements: Iterator[tuple]) -> Iterator[tuple]:
-        for element in elements:
-            self._read += 1
-            yield element
 
     def _restart(self) -> None:
         self._close()
-        self._read = 0
-        self._it, self._peeked, self._ahead = self._counted(self._dataset._elements()), None, None
+        self._read = [0]
+        self._it, self._peeked, self._ahead = _counted(self._dataset._elements(), self._read), None, None
 
     def _checkpoint_children(self) -> list[tuple[str, Any]]:
         """`tf.train.Checkpoint(iterator=it)` saves the iterator's position in its pass (the elements it has
@@ -68,7 +76,7 @@ class OwnedIterator:
         return [("position", Saveable("position", self._position, self._seek))]
 
     def _position(self) -> np.ndarray:
-        return np.asarray(self._read - (self._peeked is not None), np.int64)
+        return np.asarray(self._read[0] - (self._peeked is not None), np.int64)
 
     def _seek(self, position: np.ndarray) -> None:
         self._restart()
@@ -104,7 +112,8 @@ class OwnedIterator:
             shapes = found[0]
         else:
             if self._peeked is None:
-                self._peeked = next(self._it)
+                with init_scope():  # the pipeline's own work (a py_function map's calls) runs now, not in the trace
+                    self._peeked = next(self._it)
             shapes = tuple(tuple(np.shape(x)) for x in self._peeked)
         reader = _Reader(self, [shapes], strict=True)
         kind, buffers = reader.read()
@@ -158,12 +167,13 @@ def _to_device(element: tuple) -> tuple:
 
 
 def background(elements: Iterator[tuple], size: int) -> Iterator[tuple]:
-    """`elements`, computed ahead by a background thread into a queue of `size`; the thread stops when the
-    consumer closes this generator (or drops it) and re-raises the producer's exception in the consumer."""
+    """`elements`, computed ahead by a background thread into a queue of `size`, from now on (an interleave's
+    next datasets start before their turn). The thread stops when the consumer closes the iterator or drops it,
+    and the producer's exception is re-raised in the consumer, after the elements before it."""
     buffer: queue.Queue = queue.Queue(maxsize=max(size, 1))
     stop = threading.Event()
 
-    def produce() -> None:
+    def produce() -> None:  # holds the queue and the event, never the iterator: dropping that stops this
         try:
             for element in elements:
                 element = _to_device(element)
@@ -185,18 +195,69 @@ def background(elements: Iterator[tuple], size: int) -> Iterator[tuple]:
             except queue.Full:
                 continue
 
-    thread = threading.Thread(target=produce, name="tf.data prefetch", daemon=True)
-    thread.start()
+    threading.Thread(target=produce, name="tf.data prefetch", daemon=True).start()
+    return _Drain(buffer, stop)
+
+
+class _Drain:
+    """The consumer's side of `background`: its queue's elements, until the end or the producer's error."""
+
+    __slots__ = ("_buffer", "_stop")
+
+    def __init__(self, buffer: queue.Queue, stop: threading.Event):
+        self._buffer, self._stop = buffer, stop
+
+    def __iter__(self) -> _Drain:
+        return self
+
+    def __next__(self) -> tuple:
+        if self._stop.is_set():
+            raise StopIteration
+        item = self._buffer.get()
+        if item is _DONE or isinstance(item, BaseException):
+            self._stop.set()
+            if item is _DONE:
+                raise StopIteration
+            raise item
+        return item
+
+    def close(self) -> None:
+        self._stop.set()
+
+    def __del__(self) -> None:
+        self._stop.set()
+
+
+def in_order(calls: Iterator[tuple[Callable[..., Any], tuple]], width: int) -> Iterator[Any]:
+    """`fn(*args)` for each `(fn, args)` of `calls`, up to `width` of them running at once on worker threads,
+    the results yielded in the order of `calls`. `calls` is read on the caller's thread, at most `width` ahead
+    of the results (its next input is read while the calls before it run); an exception, the input's or a
+    call's, is raised where its element falls in that order. Closing the generator cancels the calls not
+    started; those running finish on their threads and are dropped."""
+    pool = ThreadPoolExecutor(max_workers=width, thread_name_prefix="tf.data parallel call")
+    pending: collections.deque = collections.deque()
+    source: Iterator | None = iter(calls)
     try:
         while True:
-            item = buffer.get()
-            if item is _DONE:
+            while source is not None and len(pending) < width:
+                try:
+                    fn, args = next(source)
+                except StopIteration:
+                    source = None
+                    break
+                except Exception as e:  # noqa: BLE001 (raised after the elements before it)
+                    pending.append(e)
+                    source = None
+                    break
+                pending.append(pool.submit(fn, *args))
+            if not pending:
                 return
-            if isinstance(item, BaseException):
-                raise item
-            yield item
+            head = pending.popleft()
+            if isinstance(head, BaseException):
+                raise head
+            yield head.result()
     finally:
-        stop.set()
+        pool.shutdown(wait=False, cancel_futures=True)
 
 
 class PrefetchDataset(Dataset):

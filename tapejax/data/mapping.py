@@ -7,6 +7,7 @@ random ops, so the two give the same values.
 
 from __future__ import annotations
 
+import collections
 import itertools
 import os
 from collections.abc import Callable, Iterator
@@ -16,17 +17,42 @@ import numpy as np
 
 from tapejax._src import errors
 
-from .api import Dataset
+from .api import Dataset, DatasetSpec
+from .iteration import background, in_order
 from .stage import INFINITE, UNKNOWN, View, rows, stack
-from .structure import Structure
+from .structure import Structure, merged, stand_in_shape
 from .traced import TracedFunction, first, mix_counter
 
 
+def _cpu_count() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def _parallel_calls(n: Any) -> int | None:
+    """`num_parallel_calls` checked as TF checks it: None (one call at a time), AUTOTUNE (-1), or a positive
+    int64."""
+    if n is None:
+        return None
+    value = np.asarray(getattr(n, "_value", n))
+    if not np.issubdtype(value.dtype, np.integer) or value.ndim:
+        raise TypeError(f"Cannot convert {n!r} to EagerTensor of dtype int64")
+    if int(value) != -1 and int(value) <= 0:
+        raise errors.InvalidArgumentError(None, None, "num_parallel_calls must be greater than zero.")
+    return int(value)
+
+
 class MapDataset(Dataset):
+    """`map(fn)`; with `num_parallel_calls`, up to that many calls of a compiled `fn` run at once on worker
+    threads (iteration.in_order), in TF's deterministic order whatever `deterministic` says (an order TF may
+    give). A function that runs eagerly (strings, variables) keeps one call at a time: its random ops and
+    variable reads belong to the iterating thread."""
+
     _tf_name = "_MapDataset"
 
     def __init__(self, input: Dataset, map_func: Callable, num_parallel_calls: Any = None,
                  deterministic: Any = None):
+        calls = _parallel_calls(num_parallel_calls)
+        self._width = _cpu_count() if calls == -1 else calls  # AUTOTUNE: TF tunes it; the CPU count here
         self._input = input
         self._fn = TracedFunction(map_func, input._structure, "Dataset.map", sample=lambda: first(input))
         self._structure = self._fn.out
@@ -38,6 +64,10 @@ class MapDataset(Dataset):
     def _elements(self) -> Iterator[tuple]:
         pass_number = next(self._passes)
         fn = self._fn
+        if self._width is not None and self._width > 1 and not fn.stateful:
+            yield from in_order(((fn.single, (element, int(mix_counter(pass_number, i))))
+                                 for i, element in enumerate(self._input._elements())), self._width)
+            return
         for i, element in enumerate(self._input._elements()):
             yield fn.single(element, int(mix_counter(pass_number, i)))
 
@@ -92,7 +122,7 @@ class FlatMapDataset(Dataset):
     def __init__(self, input: Dataset, map_func: Callable):
         self._input = input
         self._fn = map_func
-        self._structure = _probe(map_func, input._structure, "Dataset.flat_map")._structure
+        self._structure = _probe(map_func, input._structure, "Dataset.flat_map")
         self._card = UNKNOWN if input._card != 0 else 0
 
     def _call(self, element: tuple) -> Dataset:
@@ -105,13 +135,22 @@ class FlatMapDataset(Dataset):
             yield from self._call(element)._elements()
 
 
-def _probe(fn: Callable, structure: Structure, api: str) -> Dataset:
-    from .api import DatasetSpec
+def _probe(fn: Callable, structure: Structure, api: str) -> Structure:
+    """The element structure of `fn`'s datasets, from calls on zeros (TF traces `fn` to find it): one call where
+    the input's shapes are known, else calls at sizes 1 and 2 of its unknown dimensions, whose differences are
+    None (`merged`)."""
+    known = all(s.element_spec.shape.is_fully_defined() if isinstance(s, DatasetSpec) else s.shape.is_fully_defined()
+                for s in structure.specs)
+    found = [_probe_at(fn, structure, api, size)._structure for size in ((1,) if known else (1, 2))]
+    return found[0] if known else merged(*found)
+
+
+def _probe_at(fn: Callable, structure: Structure, api: str, size: int) -> Dataset:
     from .batching import _WindowComponent
     from .sources import TensorSliceDataset
-    zeros = tuple(_WindowComponent(TensorSliceDataset(np.zeros([1, *[d or 1 for d in s.element_spec.shape.as_list()]],
+    zeros = tuple(_WindowComponent(TensorSliceDataset(np.zeros([1, *stand_in_shape(s.element_spec.shape, size)],
                                                                s.element_spec.dtype._np)))
-                  if isinstance(s, DatasetSpec) else np.full([d if d is not None else 1 for d in s.shape.as_list()],
+                  if isinstance(s, DatasetSpec) else np.full(stand_in_shape(s.shape, size),
                                                              b"" if s.dtype._np.kind == "O" else 0, s.dtype._np)
                   for s in structure.specs)  # strings: empty ones (a file dataset of b"" opens nothing yet)
     value = structure.tensors(zeros)
@@ -121,7 +160,12 @@ def _probe(fn: Callable, structure: Structure, api: str) -> Dataset:
 class InterleaveDataset(Dataset):
     """`interleave(fn, cycle_length, block_length)`: TF's order. `cycle_length` slots each hold the dataset of
     one input element; `block_length` elements are taken from a slot before moving to the next; an exhausted
-    slot is refilled from the next input element when the cycle reaches it."""
+    slot is refilled from the next input element when the cycle reaches it.
+
+    With `num_parallel_calls`, each dataset is read ahead by its own thread (iteration.background): the cycle's,
+    and, as TF prefetches them, the next `2 * cycle_length` input elements' (a file opened, a generator started
+    before its turn). An exhausted slot takes the next of those at once, so the input elements reach the slots
+    in the sequential order, and the elements come out in it."""
 
     _tf_name = "_InterleaveDataset"
 
@@ -130,43 +174,84 @@ class InterleaveDataset(Dataset):
         self._input = input
         self._fn = map_func
         cycle = -1 if cycle_length is None else int(cycle_length)
-        # TF's AUTOTUNE / default: the number of schedulable CPU cores
-        self._cycle = cycle if cycle > 0 else (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
-                                               else os.cpu_count() or 1)
+        calls = _parallel_calls(num_parallel_calls)
+        self._parallel = calls is not None
+        if cycle > 0:
+            self._cycle = cycle
+        elif calls is None:  # TF's AUTOTUNE / default: the schedulable CPU cores
+            self._cycle = _cpu_count()
+        else:  # TF's parallel interleave: no more than the cores, or a third of them for threads ahead (below)
+            self._cycle = min(calls, _cpu_count()) if calls != -1 else -(-_cpu_count() // 3)
         self._block = 1 if block_length is None else int(block_length)
         if self._block <= 0:
-            raise errors.InvalidArgumentError(None, None, "block_length must be greater than zero.")
-        self._structure = _probe(map_func, input._structure, "Dataset.interleave")._structure
+            raise errors.InvalidArgumentError(None, None, "`block_length` must be > 0" if self._parallel else
+                                              "block_length must be greater than zero.")
+        self._too_wide = None
+        if calls is not None and calls > self._cycle:  # TF: when built, for a fixed cycle; else when iterated
+            self._too_wide = errors.InvalidArgumentError(None, None, (
+                f"If `cycle_length` is set to a fixed value, `num_parallel_calls` must be either `tf.data.AUTOTUNE` "
+                f"or a value less than or equal to `cycle_length`. However, `num_parallel_calls` is {calls} and "
+                f"`cycle_length` is {self._cycle}"))
+            if cycle > 0:
+                raise self._too_wide
+        self._structure = _probe(map_func, input._structure, "Dataset.interleave")
         self._card = UNKNOWN if input._card != 0 else 0
         if num_parallel_calls is not None:
             self._tf_name = "_ParallelInterleaveDataset"
 
     def _elements(self) -> Iterator[tuple]:
+        if self._too_wide is not None:
+            raise self._too_wide
         source = self._input._elements()
         slots: list[Iterator[tuple] | None] = [None] * self._cycle
+        ahead: collections.deque = collections.deque()  # parallel: the next input elements' datasets, being read
         exhausted = False
-        index = 0
-        while True:
-            if slots[index] is None and not exhausted:
-                element = next(source, None)
-                if element is None:
-                    exhausted = True
-                else:
-                    slots[index] = FlatMapDataset._call(self, element)._elements()
-            it = slots[index]
-            if it is not None:
-                for _ in range(self._block):  # an exhausted slot is refilled when the cycle next reaches it (TF)
-                    value = next(it, None)
-                    if value is None:
-                        slots[index] = None
-                        break
-                    yield value
-                else:
-                    index = (index + 1) % self._cycle
-                    continue
-            if exhausted and all(s is None for s in slots):
-                return
-            index = (index + 1) % self._cycle
+
+        def open_next() -> Iterator[tuple] | None:
+            nonlocal exhausted
+            element = None if exhausted else next(source, None)
+            if element is None:
+                exhausted = True
+                return None
+            elements = FlatMapDataset._call(self, element)._elements()
+            return background(elements, 2 * self._block + 1) if self._parallel else elements
+
+        def fill(index: int) -> None:  # slot `index` takes the next input element's dataset
+            if self._parallel:
+                while len(ahead) < 2 * self._cycle + 1 and not exhausted:
+                    it = open_next()
+                    if it is not None:
+                        ahead.append(it)
+                slots[index] = ahead.popleft() if ahead else None
+            else:
+                slots[index] = open_next()
+
+        try:
+            for index in range(self._cycle if self._parallel else 0):
+                fill(index)
+            index = 0
+            while True:
+                if slots[index] is None and (ahead or not exhausted):
+                    fill(index)
+                it = slots[index]
+                if it is not None:
+                    for _ in range(self._block):  # an exhausted slot is refilled when the cycle next reaches it (TF)
+                        value = next(it, None)
+                        if value is None:
+                            slots[index] = None
+                            if self._parallel:  # at once: the input goes to the slots in TF's order
+                                fill(index)
+                            break
+                        yield value
+                    else:
+                        index = (index + 1) % self._cycle
+                        continue
+                if exhausted and not ahead and all(s is None for s in slots):
+                    return
+                index = (index + 1) % self._cycle
+        finally:
+            for it in [*slots, *ahead]:
+                getattr(it, "close", lambda: None)()
 
 
 class ScanDataset(Dataset):

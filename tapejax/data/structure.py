@@ -17,6 +17,7 @@ from tapejax import nest
 from tapejax._src import dtypes
 from tapejax._src.convert import on_device, to_array
 from tapejax._src.signature import TensorSpec
+from tapejax._src.spec_only import SpecOnly
 from tapejax._src.string_values import is_host, is_text, to_bytes_array
 from tapejax._src.tensor import EagerTensor, Tensor, TensorShape, _Operators
 
@@ -109,6 +110,14 @@ class Structure:
         template = nest.pack_sequence_as(value, list(range(len(leaves))))
         return Structure(template, tuple(spec_of(a) for a in arrays)), arrays
 
+    @staticmethod
+    def of(value: Any, api: str) -> Structure:
+        """The structure of a value whose leaves may be SpecOnly tensors (spec_only.py), known by spec alone."""
+        value = _lists_to_leaves(value)
+        leaves = nest.flatten(value)
+        specs = tuple(leaf._spec if isinstance(leaf, SpecOnly) else spec_of(to_component(leaf, api)) for leaf in leaves)
+        return Structure(nest.pack_sequence_as(value, list(range(len(leaves)))), specs)
+
     def flatten_like(self, value: Any, api: str, up_to: bool = False) -> tuple:
         """The components of a value that must have this structure (ValueError as TF's if it has not); with
         `up_to`, a nest inside `value` where this structure has a leaf is that component's value."""
@@ -135,11 +144,14 @@ class Structure:
         return Structure(self.template, tuple(specs))
 
     def batched(self, size: int | None) -> Structure:
-        return self.with_specs(tuple(TensorSpec(TensorShape((size, *s.shape.as_list())), s.dtype)
+        """Each component with a leading dimension of `size` (an unknown rank stays unknown, as in TF)."""
+        return self.with_specs(tuple(TensorSpec(TensorShape(None if s.shape.rank is None else
+                                                            (size, *s.shape.as_list())), s.dtype)
                                      for s in self.specs))
 
     def unbatched(self) -> Structure:
-        return self.with_specs(tuple(TensorSpec(TensorShape(s.shape.as_list()[1:]), s.dtype) for s in self.specs))
+        return self.with_specs(tuple(TensorSpec(TensorShape(None if s.shape.rank is None else
+                                                            s.shape.as_list()[1:]), s.dtype) for s in self.specs))
 
     def tensors(self, leaves: tuple) -> Any:
         """The element as the user sees it: tapejax Tensors in the user's nest."""
@@ -162,6 +174,24 @@ def most_specific_compatible(a: TensorSpec, b: TensorSpec) -> TensorSpec | None:
     if da is None or db is None or len(da) != len(db):
         return TensorSpec(TensorShape(None), a.dtype) if (da is None or db is None) else None
     return TensorSpec(TensorShape([x if x == y else None for x, y in zip(da, db)]), a.dtype)
+
+
+def stand_in_shape(shape: TensorShape, size: int, rank: int = 0) -> tuple[int, ...]:
+    """A concrete shape for a static `shape`: its unknown dimensions `size`, an unknown rank `rank + size`
+    dimensions of `size`. A function called at sizes 1 and 2 shows which result dimensions follow the unknown
+    ones (`merged`)."""
+    if shape.rank is None:
+        return (size,) * (rank + size)
+    return tuple(size if d is None else d for d in shape.as_list())
+
+
+def merged(a: Structure, b: Structure) -> Structure:
+    """`a`, each spec's dimensions that differ from `b`'s None, and its rank unknown where the ranks differ."""
+    def spec(x: TensorSpec, y: TensorSpec) -> TensorSpec:
+        same_rank = x.shape.rank is not None and x.shape.rank == y.shape.rank
+        return TensorSpec(TensorShape([d if d == e else None for d, e in zip(x.shape.dims, y.shape.dims)])
+                          if same_rank else TensorShape(None), x.dtype)
+    return a.with_specs(tuple(spec(x, y) for x, y in zip(a.specs, b.specs)))
 
 
 def zip_structures(structures: Any) -> Structure:

@@ -24,14 +24,13 @@ import jax
 import jax.extend.core
 import numpy as np
 
-from tapejax._src import autograph, caches, static_values
+from tapejax._src import autograph, caches, errors, spec_only, static_values
 from tapejax._src.string_values import HostValueError
 from tapejax._src.concrete_function import _Trace, _tracing
 from tapejax._src.context import seed_snapshot, seeds
-from tapejax._src.signature import TensorSpec
-from tapejax._src.tensor import TensorShape
+from tapejax._src.spec_only import SpecOnly
 
-from .structure import Structure, spec_of
+from .structure import Structure, merged, spec_of, stand_in_shape
 
 _COUNTER = jax.ShapeDtypeStruct((), np.uint32)
 # Shared by every traced dataset function, bounded (one Memo per function would grow caches.ALL per `map` call)
@@ -113,7 +112,9 @@ class TracedFunction:
     def _trace_spec(self) -> Structure:
         specs = self._specs()
         shapes = [s.shape.as_list() if s.shape.dims is not None else None for s in specs]
-        if all(s is not None and None not in s for s in shapes):
+        if any(s is None for s in shapes):  # an unknown rank: traced at two ranks
+            return self._spec_by_sizes(specs)
+        if all(None not in s for s in shapes):
             try:
                 _, out = self._trace(tuple(tuple(s) for s in shapes), first=True)
             except Exception as e:
@@ -126,7 +127,7 @@ class TracedFunction:
             names = iter(f"d{i}" for i in range(10_000))
             avals = []
             for s, spec in zip(shapes, specs):
-                dims = ", ".join(str(d) if d is not None else next(names) for d in (s or []))
+                dims = ", ".join(str(d) if d is not None else next(names) for d in s)
                 shape = jax.export.symbolic_shape(f"({dims})" if dims else "()", scope=scope)
                 avals.append(jax.ShapeDtypeStruct(shape, spec.dtype._np))
             holder: list = []
@@ -136,11 +137,24 @@ class TracedFunction:
         except Exception as e:  # a step that needs concrete sizes: dimensions that differ between two sizes are None
             if isinstance(e, Stateful) or _needs_values(e):
                 return self._eager_spec(specs)
-            outs = [self._trace(tuple(tuple(d if d is not None else size for d in (s or [])) for s in shapes),
-                                first=size == 1)[1] for size in (1, 2)]
-            merged = [TensorSpec(TensorShape([x if x == y else None for x, y in zip(a.shape.dims, b.shape.dims)]),
-                                 a.dtype) for a, b in zip(outs[0].specs, outs[1].specs)]
-            return outs[0].with_specs(tuple(merged))
+            return self._spec_by_sizes(specs)
+
+    def _spec_by_sizes(self, specs: tuple) -> Structure:
+        """The results' structure from traces at sizes 1 and 2 of the unknown dimensions (and ranks): the
+        dimensions that differ are None, as TF's shape inference leaves them. An unknown rank is tried from 1
+        and 2 up, for a function that needs more dimensions (a reduction over axis 1)."""
+        unknown_rank = any(s.shape.rank is None for s in specs)
+        first_error: Exception | None = None
+        for rank in range(4 if unknown_rank else 1):
+            try:
+                one, two = (self._trace(tuple(stand_in_shape(s.shape, size, rank) for s in specs),
+                                        first=size == 1)[1] for size in (1, 2))
+                return merged(one, two)
+            except Exception as e:
+                if isinstance(e, Stateful) or _needs_values(e):
+                    return self._eager_spec(specs)
+                first_error = first_error or e
+        raise first_error
 
     def _host_spec(self) -> Structure:
         """A function of string components (host values, which JAX cannot trace) runs eagerly per element. Its
@@ -149,6 +163,9 @@ class TracedFunction:
         batch's) says nothing: a second call on the element cut to size 1 on them finds the result's dimensions
         that follow them, which are None (as TF's shape inference gives)."""
         self.stateful, self.vectorisable = True, False
+        known = self._spec_from_stand_ins()
+        if known is not None:
+            return known
         element = self._sample() if self._sample is not None and not self.extra else None
         if element is None:
             return self._eager_spec(self._specs())
@@ -164,10 +181,18 @@ class TracedFunction:
                 other = Structure.split(self.call_python(cut), self.api)[0]
         except Exception:  # noqa: BLE001 (a function that needs the bigger element: its shapes as they came)
             return out
-        merged = [TensorSpec(TensorShape([x if x == y else None for x, y in zip(a.shape.dims, b.shape.dims)])
-                             if a.shape.rank == b.shape.rank else TensorShape(None), a.dtype)
-                  for a, b in zip(out.specs, other.specs)]
-        return out.with_specs(tuple(merged))
+        return merged(out, other)
+
+    def _spec_from_stand_ins(self) -> Structure | None:
+        """The result structure from a call on tensors that have only the input's specs (TF's graph tensors),
+        where py_function and numpy_function give TF's results without running (spec_only.py); None if the
+        function needs values (then the first element's)."""
+        stand_ins = tuple(SpecOnly(s) for s in self._specs())
+        try:
+            with spec_only.probing(), seeds(self._seed_state):
+                return Structure.of(self.call_python(stand_ins), self.api)
+        except Exception:  # noqa: BLE001 (it used a value: NoValue, or an op's error about the stand-in)
+            return None
 
     def _eager_spec(self, specs: tuple) -> Structure:
         """A function with variables, or whose shapes depend on values: it runs eagerly per element. Its result
@@ -176,14 +201,11 @@ class TracedFunction:
         self.stateful, self.vectorisable = True, False
         outs = []
         for fill, size in ((0, 1), (1, 2)):
-            probe = tuple(np.full([d if d is not None else size for d in s.shape.as_list()],
-                                  b"" if s.dtype._np.kind == "O" else fill, s.dtype._np) for s in specs)
+            probe = tuple(np.full(stand_in_shape(s.shape, size), b"" if s.dtype._np.kind == "O" else fill,
+                                  s.dtype._np) for s in specs)
             with seeds(self._seed_state):
                 outs.append(Structure.split(self.call_python(probe), self.api)[0])
-        merged = [TensorSpec(TensorShape([x if x == y else None for x, y in zip(a.shape.dims, b.shape.dims)])
-                             if a.shape.rank == b.shape.rank else TensorShape(None), a.dtype)
-                  for a, b in zip(outs[0].specs, outs[1].specs)]
-        return outs[0].with_specs(tuple(merged))
+        return merged(*outs)
 
     # -- running -------------------------------------------------------------------------------------------
 
@@ -197,7 +219,10 @@ class TracedFunction:
         if run is None:
             closed, _ = self._trace(shapes)
             run = _SINGLES[self._uid, shapes] = jax.jit(jax.extend.core.jaxpr_as_fun(closed))
-        return tuple(run(*leaves, np.uint32(counter & 0xFFFFFFFF)))
+        try:
+            return tuple(run(*leaves, np.uint32(counter & 0xFFFFFFFF)))
+        except Exception as e:
+            raise errors.from_jax("IteratorGetNext", e) from None  # a host callback's failure: TF's class
 
     def block(self, leaves: tuple, counters: np.ndarray) -> tuple | None:
         """The function of each element of a block (leading dimension), vectorised by jax.vmap; None if it

@@ -3,6 +3,8 @@ operations, errors, and a training loop over a mapped, batched, prefetched datas
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
@@ -16,10 +18,15 @@ pytestmark = pytest.mark.compat
 
 def _run(tf, build):
     ds = build(tf)
-    elements = [tf.nest.map_structure(lambda a: np.asarray(a), e) for e in ds.as_numpy_iterator()]
+    elements = [tf.nest.map_structure(_plain, e) for e in ds.as_numpy_iterator()]
     spec = tf.nest.map_structure(lambda s: (tuple(s.shape.as_list()) if s.shape.rank is not None else None,
                                             s.dtype.name), ds.element_spec)
     return elements, spec, int(ds.cardinality())
+
+
+def _plain(a):
+    a = np.asarray(a)
+    return repr(a.tolist()) if a.dtype.kind in "OS" else a  # strings: their bytes, nested as the array
 
 
 PIPELINES = {
@@ -60,7 +67,44 @@ PIPELINES = {
     "prefetch": lambda tf: tf.data.Dataset.range(9).map(lambda x: x * x).batch(2).prefetch(tf.data.AUTOTUNE),
     "nest_map": lambda tf: tf.data.Dataset.from_tensor_slices(([1., 2.], ([3, 4], [5., 6.]))).map(
         lambda a, b: (b[0], a)),
+    # Specs TF leaves unknown: a generator's types without shapes, a py_function's results, a flat_map's input of
+    # unknown size.
+    "types_only_batch": lambda tf: _types_only(tf).batch(2),
+    "types_only_unbatch_map": lambda tf: _types_only(tf).batch(2).unbatch().map(lambda x: x * 2),
+    "types_only_rank_ops": lambda tf: _types_only(tf).map(
+        lambda x: (tf.reshape(x, [-1]), tf.reduce_sum(x), tf.shape(x), x[0])),
+    "flat_map_unknown_size": lambda tf: tf.data.Dataset.range(5).batch(2).flat_map(
+        lambda x: tf.data.Dataset.from_tensors(x)),
+    "interleave_unknown_size": lambda tf: tf.data.Dataset.range(5).batch(2).interleave(
+        lambda x: tf.data.Dataset.from_tensor_slices(x), cycle_length=2),
+    "py_function_strings": lambda tf: tf.data.Dataset.from_tensor_slices(["ab", "c", "def"]).map(
+        lambda s: tf.py_function(lambda t: (t, tf.strings.length(t)), [s], (tf.string, tf.int32))),
+    "numpy_function_strings_batch": lambda tf: tf.data.Dataset.from_tensor_slices(["ab", "c", "de"]).map(
+        lambda s: tf.numpy_function(lambda t: t + b"!", [s], tf.string)).batch(2),
+    "py_function_strings_set_shape": lambda tf: tf.data.Dataset.from_tensor_slices([["a", "b"], ["c", "d"]]).map(
+        lambda s: _set_shape(tf.py_function(lambda t: [t, t[:1]], [s], [tf.string, tf.string]), [None])),
+    "map_parallel": lambda tf: tf.data.Dataset.range(11).map(lambda x: (x * x, tf.cast(x, tf.float32) / 3.0),
+                                                             num_parallel_calls=3),
+    "map_parallel_autotune_batch": lambda tf: tf.data.Dataset.range(10).map(
+        lambda x: tf.fill([3], x), num_parallel_calls=tf.data.AUTOTUNE, deterministic=True).batch(4),
+    "interleave_parallel": lambda tf: tf.data.Dataset.range(7).interleave(
+        lambda x: tf.data.Dataset.range(x % 4), cycle_length=3, block_length=2, num_parallel_calls=3),
+    "interleave_parallel_autotune": lambda tf: tf.data.Dataset.range(6).interleave(
+        lambda x: tf.data.Dataset.from_tensors(x).repeat(x), num_parallel_calls=tf.data.AUTOTUNE),
+    "interleave_parallel_narrow": lambda tf: tf.data.Dataset.range(5).interleave(
+        lambda x: tf.data.Dataset.range(x, 2 * x), cycle_length=4, num_parallel_calls=2),
+    "py_function_strings_kept_input": lambda tf: tf.data.Dataset.from_tensor_slices((["a", "bc"], [1, 2])).map(
+        lambda s, n: {"text": tf.py_function(lambda t: t, [s], tf.string), "n": n}),
 }
+
+
+def _types_only(tf):
+    return tf.data.Dataset.from_generator(lambda: iter([[1, 2], [3, 4], [5, 6]]), output_types=tf.int32)
+
+
+def _set_shape(tensors, shape):
+    tensors[0].set_shape(shape)
+    return tensors
 
 
 @pytest.mark.parametrize("name", sorted(PIPELINES))
@@ -98,7 +142,28 @@ ERRORS = {
     "filter_not_bool": lambda tf: tf.data.Dataset.range(3).filter(lambda x: x),
     "zip_list": lambda tf: tf.data.Dataset.zip([tf.data.Dataset.range(2), tf.data.Dataset.range(2)]),
     "single_element_many": lambda tf: tf.data.Dataset.range(2).get_single_element(),
+    "map_parallel_zero": lambda tf: tf.data.Dataset.range(2).map(lambda x: x, num_parallel_calls=0),
+    "map_parallel_negative": lambda tf: tf.data.Dataset.range(2).map(lambda x: x, num_parallel_calls=-2),
+    "map_parallel_float": lambda tf: tf.data.Dataset.range(2).map(lambda x: x, num_parallel_calls=1.5),
+    "interleave_parallel_zero": lambda tf: tf.data.Dataset.range(2).interleave(
+        lambda x: tf.data.Dataset.from_tensors(x), num_parallel_calls=0),
+    "interleave_parallel_wider_than_cycle": lambda tf: tf.data.Dataset.range(2).interleave(
+        lambda x: tf.data.Dataset.from_tensors(x), cycle_length=2, num_parallel_calls=3),
+    "interleave_parallel_wider_than_cpus": lambda tf: list(tf.data.Dataset.range(2).interleave(
+        lambda x: tf.data.Dataset.from_tensors(x), num_parallel_calls=_CPUS + 1)),
+    "interleave_parallel_block_zero": lambda tf: tf.data.Dataset.range(2).interleave(
+        lambda x: tf.data.Dataset.from_tensors(x), block_length=0, num_parallel_calls=2),
+    "map_parallel_raises": lambda tf: list(tf.data.Dataset.range(5).map(
+        lambda x: tf.py_function(_fails_at_3, [x], tf.int64), num_parallel_calls=2)),
 }
+
+
+def _fails_at_3(x):
+    if int(x) == 3:
+        raise ValueError("three")
+    return x
+
+_CPUS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
 
 
 @pytest.mark.parametrize("name", sorted(ERRORS))

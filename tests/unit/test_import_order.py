@@ -18,7 +18,7 @@ ORDER = ["dtypes", "errors", "string_values", "logs", "caches", "checking", "bac
          "tape", "variable", "pytrees", "static_values", "one_off", "dispatch", "contracts", "zero_cotangent", "registry", "indexed_slices", "sparse_gradients", "lowering", "executables", "structure",
          "structured_jacobian", "transforms", "sweep", "problem", "chunks", "debugging", "tape_arguments", "gradient_tape", "forward", "custom_gradient",
          "checkpoint_pending", "module", "capture", "control_flow", "tensor_array", "tensor_array_loops", "loops", "autograph_transform",
-         "autograph_operators", "autograph", "signature", "concrete_function", "retrace_causes", "retracing", "reachable", "function", "pure_state", "pure_function",
+         "autograph_operators", "autograph", "signature", "spec_only", "concrete_function", "retrace_causes", "retracing", "reachable", "function", "pure_state", "pure_function",
          "compile_stats", "printing",
          "summary_writer", "summary_encoding", "summary_ops", "devices", "logical_devices", "host_callback",
          "cluster", "checkpoint_table", "checkpoint_bundle", "checkpoint_graph", "checkpoint_management", "checkpoint",
