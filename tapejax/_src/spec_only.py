@@ -34,6 +34,8 @@ class _NoValue:
     __slots__ = ()
 
     def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):  # a protocol probe (inspect's `__wrapped__`, copy's `__deepcopy__`): absent
+            raise AttributeError(name)
         raise NoValue(name)
 
     def __array__(self, *args: Any, **kwargs: Any) -> Any:
