@@ -158,10 +158,11 @@ class TracedFunction:
 
     def _host_spec(self) -> Structure:
         """A function of string components (host values, which JAX cannot trace) runs eagerly per element. Its
-        result structure comes from a call on the input's first element (a call on made-up strings could fail:
-        `tf.io.read_file(b"")`), else on empty strings. The element's size on the input's unknown dimensions (a
-        batch's) says nothing: a second call on the element cut to size 1 on them finds the result's dimensions
-        that follow them, which are None (as TF's shape inference gives)."""
+        result structure comes from a call on spec-only stand-ins where that needs no value (a py_function's
+        results: `_spec_from_stand_ins`), else from a call on the input's first element (made-up strings could
+        fail: `tf.io.read_file(b"")`), else on empty strings. The element's size on the input's unknown dimensions
+        (a batch's) says nothing: a second call on the element cut to size 1 on them finds the result's
+        dimensions that follow them, which are None (as TF's shape inference gives)."""
         self.stateful, self.vectorisable = True, False
         known = self._spec_from_stand_ins()
         if known is not None:
