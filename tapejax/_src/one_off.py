@@ -16,6 +16,10 @@ bit-identical to the executable's. A jaxpr with any other primitive (arithmetic,
 change) runs the executable as before. Only arrays on a CPU device are moved: there the host is the device;
 numpy inputs (a Python row converted, a string op's ids) too, when the default device is a CPU.
 
+An op whose row carries numpy's exact implementation of itself (OpDef.host: concat, stack, tile) is called
+through `Churning` from the first call, and a new signature runs that implementation directly, with no trace; it
+compiles a signature only after HOST_REPEATS host runs of it (below).
+
 Bounded: the signatures seen are a `caches.Memo`; the rules are a fixed table. In checking mode every host
 evaluation is compared, bit for bit, with the executable's result.
 """
@@ -101,9 +105,12 @@ class Churning:
             devices = {jax.devices()[0]}
         if len(devices) != 1 or next(iter(devices)).platform != "cpu":
             return None
-        host = self._direct(vals) if self.key[0].host is not None else host_values(self.fn, *vals)
-        if host is None and self.key[0].host is not None:
-            return None  # numpy refused these inputs: the executable raises TF's error
+        if self.key[0].host is not None:
+            host = self._direct(vals)
+            if host is None:
+                return None  # numpy refused these inputs: the executable raises TF's error
+        else:
+            host = host_values(self.fn, *vals)
         if host is None:  # arithmetic: the executable, with no wrapper in the way from now on
             self.host_ok = False
             with self.table.lock:

@@ -218,7 +218,7 @@ class InterleaveDataset(Dataset):
 
         def fill(index: int) -> None:  # slot `index` takes the next input element's dataset
             if self._parallel:
-                while len(ahead) < 2 * self._cycle + 1 and not exhausted:
+                while len(ahead) < 2 * self._cycle and not exhausted:
                     it = open_next()
                     if it is not None:
                         ahead.append(it)

@@ -187,11 +187,8 @@ def stand_in_shape(shape: TensorShape, size: int, rank: int = 0) -> tuple[int, .
 
 def merged(a: Structure, b: Structure) -> Structure:
     """`a`, each spec's dimensions that differ from `b`'s None, and its rank unknown where the ranks differ."""
-    def spec(x: TensorSpec, y: TensorSpec) -> TensorSpec:
-        same_rank = x.shape.rank is not None and x.shape.rank == y.shape.rank
-        return TensorSpec(TensorShape([d if d == e else None for d, e in zip(x.shape.dims, y.shape.dims)])
-                          if same_rank else TensorShape(None), x.dtype)
-    return a.with_specs(tuple(spec(x, y) for x, y in zip(a.specs, b.specs)))
+    return a.with_specs(tuple(most_specific_compatible(x, y) or TensorSpec(TensorShape(None), x.dtype)
+                              for x, y in zip(a.specs, b.specs)))
 
 
 def zip_structures(structures: Any) -> Structure:
