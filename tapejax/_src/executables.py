@@ -310,6 +310,10 @@ class Lowered:
     def is_compiled(self, kind: Any) -> bool:
         return bool(self._compiled.get(kind))
 
+    def executable(self, kind: Any, wanted: tuple[int, ...]) -> tuple[Callable, list] | None:
+        """The compiled (jitted fn, spans) `run` calls for `kind` returning the step values `wanted`, if made."""
+        return (self._compiled.get(kind) or {}).get(wanted)
+
     def summary(self) -> dict[str, Any]:
         """This structure's size, its op-by-op runs and its executables (tf.debugging.compile_stats)."""
         return {"steps": len(self.program.steps), "eager_runs": sum(self._runs.values()),

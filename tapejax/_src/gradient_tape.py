@@ -14,7 +14,8 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from . import chunks, debugging, errors, logs, sparse_gradients, tape as tape_lib, tape_arguments, transforms
+from . import (checking, chunks, debugging, errors, logs, repeated, sparse_gradients, tape as tape_lib, tape_arguments,
+               transforms)
 from .problem import Problem, abstract, is_float
 from .tape_arguments import UnconnectedGradients, unconnected_mode as _as_mode
 from .tensor import EagerTensor, Tensor
@@ -152,12 +153,15 @@ class GradientTape:
         mode = _as_mode(unconnected_gradients)
         tape = self._begin_differentiation("gradient")
         if target is None:
-            raise TypeError(
-                "Argument `target` should be a list or nested structure of Tensors, Variables or "
-                "CompositeTensors to be differentiated, but received None."
-            )
+            raise TypeError("Argument `target` should be a list or nested structure of Tensors, Variables or "
+                            "CompositeTensors to be differentiated, but received None.")
         flat_targets = _flatten(target)[0]
         flat_sources, source_tree = _flatten(sources)
+        fast = repeated.gradient(tape, flat_targets, flat_sources) if output_gradients is None else None
+        if fast is not None and not checking.FLAG.on:  # a training step's call, repeated (repeated.py)
+            self._end_differentiation()
+            out = [EagerTensor(g) for g in fast]
+            return out[0] if source_tree is _LEAF else jax.tree_util.tree_unflatten(source_tree, out)
         flat_cts = tape_arguments.seeds(flat_targets, output_gradients)
         rows = sparse_gradients.plan(tape, flat_targets, flat_sources)  # sources that only gathers read
         asked = sparse_gradients.expand(flat_sources, rows) if rows else flat_sources
@@ -170,15 +174,15 @@ class GradientTape:
                     flat_cts[i] = tape_arguments.checked_seed(i, abstract(flat_targets[i]), flat_cts[i])
             given = tuple(flat_cts[i] is not None for i in connected_targets)
             cts = [flat_cts[i] for i in connected_targets if flat_cts[i] is not None]
-            groups = problem.connected_groups
-            build = transforms.vjp_builder(groups, given)
+            kind = ("vjp", problem.connected_groups, given)
             def eager() -> tuple:
                 # the targets' shapes and dtypes only: a seed does not need a deferred target's value
                 seeds = [_ones_like(abstract(problem.targets[i])) if flat_cts[i] is None else flat_cts[i]._value
                          for i in connected_targets]
                 return problem.sweep(seeds)
 
-            outs = problem.run(("vjp", groups, given), build, cts, eager=eager)
+            outs = problem.run(kind, transforms.vjp_builder(*kind[1:]), cts, eager=eager)
+            repeated.learn(problem, kind, outs, fast)
             results = problem.per_source(outs)
         if rows:
             results = sparse_gradients.pack(flat_sources, rows, results)
@@ -380,7 +384,6 @@ class GradientTape:
         if not self._persistent:
             self._watched = tuple(self._tape.variables.values())
             self._tape = None  # free the trace (DESIGN invariant 9)
-
 
 
 def _ones_like(aval: Any) -> Any:

@@ -38,8 +38,11 @@ class Problem:
     """Targets and sources of one call: each source is a group of leaves (a variable has one per read).
 
     Attributes:
+      leaves: per source, the tensor ids of its leaves on the tape (a variable's reads).
+      trace: what the slice is cut from: `structure.slice_trace`'s arguments.
       groups: per source, the slots of its leaves in the slice (empty: the source is unconnected).
       connected: the positions of the sources with at least one connected leaf.
+      lowered: the Lowered program `run` ran.
     """
 
     def __init__(self, tape: tape_lib.Tape, targets: Sequence[Any], sources: Sequence[Any], method: str):
@@ -67,8 +70,9 @@ class Problem:
                 leaf_values[s._tid] = s._value
             else:
                 raise TypeError(errors.SOURCE_NON_TENSOR.format(type_name=type(s).__name__, value=s))
-        self._trace = (tape.entries, [t for g in leaves for t in g], target_tids, method != "jvp")
-        self.slice = structure.slice_trace(*self._trace)
+        self.leaves = leaves
+        self.trace = (tape.entries, [t for g in leaves for t in g], target_tids, method != "jvp")
+        self.slice = structure.slice_trace(*self.trace)
         slot = {t: i for i, t in enumerate(self.slice.leaf_tids)}
         self.groups = [tuple(slot[t] for t in g if t in slot) for g in leaves]
         self.connected = [k for k, g in enumerate(self.groups) if g]
@@ -117,13 +121,14 @@ class Problem:
         """
         tapes = CONTEXT.tapes if record_on is None else list(record_on)
         if tapes and self._bakes_tracked(tapes):
-            self.slice = lowering.slice_trace(*self._trace, bake=False)
+            self.slice = lowering.slice_trace(*self.trace, bake=False)
         sl = self.slice
         extra_vals = tuple(e._value for e in extras)
         consts = sl.const_vals
         if any(type(c) is deferred.Pending for c in consts):  # deferred, but not by this tape's sources
             consts = tuple(map(deferred.resolve, consts))
-        lowered = executables.CACHE.get(sl.program, executables.avals(self.leaf_vals + consts + extra_vals))
+        lowered = self.lowered = executables.CACHE.get(sl.program,
+                                                       executables.avals(self.leaf_vals + consts + extra_vals))
         if eager is not None and kind[0] == "vjp" and _reuses_forward(sl, self.leaf_vals):
             # the sweep, through the VJPs the traced loops kept (capture.run_recorded); staged whole, as the replay
             # is (executables.Lowered._run): under the trace's constant folding, the ops of the ones seed's

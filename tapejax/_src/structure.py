@@ -125,6 +125,11 @@ def slice_trace(entries: Sequence[TapeEntry], leaf_tids: Sequence[int], target_t
     return sl
 
 
+def template(key: tuple) -> Template | None:
+    """The template memoized for a structure (`structure(...)`'s key), if any."""
+    return _TEMPLATES.get(key)
+
+
 def clear() -> None:
     _TEMPLATES.clear()
 
