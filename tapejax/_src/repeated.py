@@ -121,3 +121,7 @@ def learn(problem: Problem, kind: Any, outs: Sequence[EagerTensor], fast: tuple 
     if template is not None and template.program is sl.program:
         sizes = tuple(len(leaves) for leaves in problem.leaves)
         _PLANS[(key, sizes)] = Plan(template, executables.avals(args), kind)
+
+
+def clear() -> None:
+    _PLANS.clear()

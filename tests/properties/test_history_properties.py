@@ -3,9 +3,10 @@ the same program gives in a fresh state (every cache cleared).
 
 Each element of a sequence is a random program (random_programs.py) and a way of asking the tape: a plain gradient, a
 target that is also a source, an unconnected target, a variable that is watched but never read, an intermediate
-tensor as a source, a persistent tape asked twice, or nested tapes. Each element runs twice in the sequence (its
-second run reuses the first one's memoized slice and compiles it), then alone in a fresh state: the fast paths'
-caches cleared (slices by structure, lowered programs and their executables). The op-by-op path's own compiled
+tensor as a source, a persistent tape asked twice, or nested tapes. Each element runs three times in the sequence
+(its second run reuses the first one's memoized slice and compiles it; its third takes the plan of a repeated
+gradient call, repeated.py, where the call is one it covers), then alone in a fresh state: the fast paths' caches
+cleared (slices by structure, lowered programs and their executables, plans of repeated calls). The op-by-op path's own compiled
 kernels are kept (each is one op's jitted function: recompiling them would only make the test slow). The answers
 are None-or-array per source; they must agree exactly in None-ness and to float tolerance in value.
 """
@@ -20,7 +21,7 @@ from hypothesis import given, note, settings, strategies as st
 from test_gradient_properties import NO_EXPLAIN, SEED, watch_inputs
 
 import tapejax as tf
-from tapejax._src import executables, structure
+from tapejax._src import executables, repeated, structure
 
 MODES = ("plain", "target_is_source", "unconnected", "unread_variable", "intermediate", "persistent", "nested")
 
@@ -80,6 +81,7 @@ def _same(got: list[Any], fresh: list[Any], rtol: float, what: str) -> None:
 def _fresh_state() -> None:
     structure.clear()
     executables.CACHE.clear()
+    repeated.clear()
 
 
 @settings(phases=NO_EXPLAIN)
@@ -87,9 +89,23 @@ def _fresh_state() -> None:
 def test_a_sequence_gives_each_program_its_fresh_answer(sequence):
     note(f"session seed: {SEED}")
     _fresh_state()
-    history = [(_ask(p, m), _ask(p, m)) for p, m in sequence]
+    history = [tuple(_ask(p, m) for _ in range(3)) for p, m in sequence]
     for k, ((program, mode), runs) in enumerate(zip(sequence, history)):
         _fresh_state()
         fresh = _ask(program, mode)
         for r, got in enumerate(runs):
             _same(got, fresh, program.rtol, f"element {k} ({mode}), run {r + 1}")
+
+
+@settings(phases=NO_EXPLAIN)
+@given(program=P.programs(max_inputs=2, kinds=(P.VARIABLE,), vary_watch_accessed_variables=False))
+def test_a_repeated_training_step_gives_the_fresh_answer_every_run(program):
+    """Variables only, asked the same way every run, as a training loop asks: from the third run on, a call that
+    repeated.py covers is answered by the plan of the repeated call."""
+    note(f"session seed: {SEED}")
+    _fresh_state()
+    runs = [_ask(program, "plain") for _ in range(4)]
+    _fresh_state()
+    fresh = _ask(program, "plain")
+    for r, got in enumerate(runs):
+        _same(got, fresh, program.rtol, f"run {r + 1}")
