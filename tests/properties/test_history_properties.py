@@ -6,9 +6,10 @@ target that is also a source, an unconnected target, a variable that is watched 
 tensor as a source, a persistent tape asked twice, or nested tapes. Each element runs three times in the sequence
 (its second run reuses the first one's memoized slice and compiles it; its third takes the plan of a repeated
 gradient call, repeated.py, where the call is one it covers), then alone in a fresh state: the fast paths' caches
-cleared (slices by structure, lowered programs and their executables, plans of repeated calls). The op-by-op path's own compiled
-kernels are kept (each is one op's jitted function: recompiling them would only make the test slow). The answers
-are None-or-array per source; they must agree exactly in None-ness and to float tolerance in value.
+cleared (slices by structure, lowered programs and their executables, plans of repeated calls). The op-by-op
+path's own compiled kernels are kept (each is one op's jitted function: recompiling them would only make the test
+slow). The answers are None-or-array per source; they must agree exactly in None-ness and to float tolerance in
+value.
 """
 
 from __future__ import annotations
