@@ -1,4 +1,4 @@
-"""tf.signal: Fourier transforms (rows in tapejax/ops/signal.py)."""
+"""tf.signal: Fourier transforms, framing, windows, short-time transforms and mel weights (tapejax/ops/signal.py)."""
 
 from tapejax.ops.signal import fft as fft
 from tapejax.ops.signal import ifft as ifft
@@ -12,3 +12,11 @@ from tapejax.ops.signal import rfft2d as rfft2d
 from tapejax.ops.signal import irfft2d as irfft2d
 from tapejax.ops.signal import fftshift as fftshift
 from tapejax.ops.signal import ifftshift as ifftshift
+from tapejax.ops.signal import frame as frame
+from tapejax.ops.signal import overlap_and_add as overlap_and_add
+from tapejax.ops.signal import hann_window as hann_window
+from tapejax.ops.signal import hamming_window as hamming_window
+from tapejax.ops.signal import stft as stft
+from tapejax.ops.signal import inverse_stft as inverse_stft
+from tapejax.ops.signal import inverse_stft_window_fn as inverse_stft_window_fn
+from tapejax.ops.signal import linear_to_mel_weight_matrix as linear_to_mel_weight_matrix

@@ -202,6 +202,27 @@ def global_norm_ref(*ts):
     return np.sqrt(sum(np.sum(np.square(t.astype(np.float64))) for t in ts)).astype(ts[0].dtype)
 
 
+def frame_ref(x, frame_length, frame_step, pad_end=False, pad_value=0, axis=-1):
+    """Frames by a loop over their starts (pad_end: every start inside the signal), on the axis moved last."""
+    a = axis % x.ndim
+    x = np.moveaxis(x, a, -1)
+    n = x.shape[-1]
+    starts = range(0, n, frame_step) if pad_end else range(0, n - frame_length + 1, frame_step)
+    padded = np.concatenate([x, np.full(x.shape[:-1] + (frame_length,), pad_value, x.dtype)], axis=-1)
+    if not starts:  # no whole frame: [..., 0, frame_length]
+        return np.moveaxis(np.zeros(x.shape[:-1] + (0, frame_length), x.dtype), (-2, -1), (a, a + 1))
+    frames = np.stack([padded[..., s:s + frame_length] for s in starts], axis=-2)
+    return np.moveaxis(frames, (-2, -1), (a, a + 1))
+
+
+def overlap_and_add_ref(x, frame_step):
+    frames, length = x.shape[-2:]
+    out = np.zeros(x.shape[:-2] + ((frames - 1) * frame_step + length,), x.dtype)
+    for k in range(frames):
+        out[..., k * frame_step:k * frame_step + length] += x[..., k, :]
+    return out
+
+
 def normalize_ref(x, ord="euclidean", axis=None):
     norm = np.sqrt(np.sum(x.astype(np.float64) ** 2, axis=axis, keepdims=True)).astype(x.dtype)
     if axis is None:
@@ -327,10 +348,18 @@ SPEC: dict[str, Spec] = {
     "signal.fftshift": Spec(lambda rng: (normal(rng, (2, 5)),), lambda x: np.fft.fftshift(x)),
     "signal.ifftshift": Spec(lambda rng: (normal(rng, (2, 5)),), lambda x, axes: np.fft.ifftshift(x, axes),
                              kwargs={"axes": 1}),
+    "signal.frame": Spec(lambda rng: (normal(rng, (2, 9)),), frame_ref, kwargs={"frame_length": 4, "frame_step": 3}),
+    "signal.overlap_and_add": Spec(lambda rng: (normal(rng, (2, 3, 4)),), overlap_and_add_ref,
+                                   kwargs={"frame_step": 3}),
 }
 
 
 EXTRA_CASES: list[tuple[str, str, Spec]] = [
+    ("signal.frame[pad_end_axis]", "signal.frame",
+     Spec(lambda rng: (normal(rng, (2, 10, 3)),), frame_ref,
+          kwargs={"frame_length": 4, "frame_step": 3, "pad_end": True, "pad_value": -1.5, "axis": 1})),
+    ("signal.overlap_and_add[gaps]", "signal.overlap_and_add",
+     Spec(lambda rng: (normal(rng, (3, 2)),), overlap_and_add_ref, kwargs={"frame_step": 3})),
     ("linalg.qr[wide]", "linalg.qr",
      Spec(lambda rng: (normal(rng, (3, 5)),), qr_ref, tf_call=_call_qr, rtol=1e-4, atol=1e-5)),
     ("linalg.svd[no_uv]", "linalg.svd",
