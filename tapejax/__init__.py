@@ -3,6 +3,7 @@
 This module is the `tf` namespace: explicit re-exports only, no logic.
 """
 
+from tapejax import audio as audio
 from tapejax import autodiff as autodiff
 from tapejax import autograph as autograph
 from tapejax import config as config

@@ -50,6 +50,13 @@ _CACHE = os.environ.get("TAPEJAX_COMPILATION_CACHE_DIR",
 _CACHE_BOUND = 2 << 30
 
 
+def _size(entry: os.DirEntry) -> int:
+    try:
+        return entry.stat().st_size if entry.is_file() else 0
+    except FileNotFoundError:  # another run's worker renamed its partial file meanwhile
+        return 0
+
+
 def _write_atomically(self, key: str, value: bytes) -> None:
     """JAX's LRUCache.put without eviction writes an entry in place, so another worker could read it half-written
     (and warn): write it whole under another name, then rename it (atomic on POSIX)."""
@@ -64,7 +71,7 @@ if _CACHE.strip() and hasattr(lru_cache, "_CACHE_SUFFIX") and hasattr(lru_cache.
     # Bounded: the first process of a run (pytest's, before its workers start) empties a directory past 2 GiB. JAX's
     # own bound (jax_compilation_cache_max_size) reads every entry's access time on every write, under a lock.
     if "PYTEST_XDIST_WORKER" not in os.environ and os.path.isdir(_CACHE) and sum(
-            entry.stat().st_size for entry in os.scandir(_CACHE) if entry.is_file()) > _CACHE_BOUND:
+            _size(entry) for entry in os.scandir(_CACHE)) > _CACHE_BOUND:
         shutil.rmtree(_CACHE, ignore_errors=True)
     lru_cache.LRUCache.put = _write_atomically
     compilation_cache.experimental_compilation_cache(_CACHE)
