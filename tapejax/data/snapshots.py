@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from .api import Dataset
-from .stage import View, stack
+from .stage import View, keep, stack
 from .structure import Structure
 
 _FILE = "tapejax_dataset.pkl"
@@ -107,6 +107,9 @@ def cached_pass(stage: Any) -> Iterator[tuple]:
         stage._kept = (record["n"], tuple(record["columns"]) if record["n"] else ())
     if stage._kept is not None:
         n, arrays = stage._kept
+        if type(arrays) is list:  # elements of several shapes, kept one by one
+            yield from arrays
+            return
         for i in range(n):
             yield tuple(a[i] for a in arrays)
         return
@@ -116,7 +119,7 @@ def cached_pass(stage: Any) -> Iterator[tuple]:
         yield element
     with stage._lock:
         if stage._kept is None:
-            stage._kept = (len(seen), stack(seen, "cache") if seen else ())
+            stage._kept = keep(seen)
             if not os.path.exists(file):
                 _write(file, stage._structure, seen)
 

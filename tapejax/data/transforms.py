@@ -15,7 +15,7 @@ from tapejax._src.signature import TensorSpec
 from tapejax._src.tensor import TensorShape
 
 from .api import Dataset
-from .stage import INFINITE, UNKNOWN, View, stack
+from .stage import INFINITE, UNKNOWN, View, keep
 from .structure import Structure, most_specific_compatible, zip_structures
 from .traced import TracedFunction, first
 
@@ -285,7 +285,8 @@ class TakeWhileDataset(Dataset):
 
 class CacheDataset(Dataset):
     """`cache()`: the first complete pass is kept, as one array per component (stacked), and later passes read
-    it by position. A pass that stops early keeps nothing (TF's memory cache keeps nothing partial either)."""
+    it by position; elements whose shapes differ (batches with a short last one) are kept one by one. A pass that
+    stops early keeps nothing (TF's memory cache keeps nothing partial either)."""
 
     _tf_name = "_CacheDataset"
 
@@ -303,7 +304,7 @@ class CacheDataset(Dataset):
             yield from cached_pass(self)
             return
         if self._kept is not None:
-            yield from super()._elements()
+            yield from self._kept[1] if type(self._kept[1]) is list else super()._elements()
             return
         seen: list[tuple] = []
         for element in self._input._elements():
@@ -311,13 +312,13 @@ class CacheDataset(Dataset):
             yield element
         with self._lock:
             if self._kept is None:
-                self._kept = (len(seen), stack(seen, "cache") if seen else ())
+                self._kept = keep(seen)
 
     def _can_view(self) -> bool:
-        return self._kept is not None
+        return self._kept is not None and type(self._kept[1]) is not list
 
     def _view(self) -> View | None:
-        if self._kept is None:
+        if not self._can_view():
             return None
         n, arrays = self._kept
         if not arrays:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import jax
 import numpy as np
 
 from tapejax.keras.utils import Progbar
@@ -192,7 +193,8 @@ class CallbackList(Callback):
 
     def __init__(self, callbacks=None, add_history=False, add_progbar=False, model=None, **params):
         super().__init__()
-        self.callbacks = list(callbacks or [])
+        # Keras flattens what it is given: one callback, or a nest of them (`fit(callbacks=EarlyStopping())`)
+        self.callbacks = [c for c in jax.tree_util.tree_leaves(callbacks) if c is not None] if callbacks else []
         self._history = next((c for c in self.callbacks if isinstance(c, History)), None)
         self._progbar = next((c for c in self.callbacks if isinstance(c, ProgbarLogger)), None)
         if self._history is None and add_history:

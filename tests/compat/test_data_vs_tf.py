@@ -4,6 +4,7 @@ operations, errors, and a training loop over a mapped, batched, prefetched datas
 from __future__ import annotations
 
 import os
+import tempfile
 
 import numpy as np
 import pytest
@@ -22,6 +23,11 @@ def _run(tf, build):
     spec = tf.nest.map_structure(lambda s: (tuple(s.shape.as_list()) if s.shape.rank is not None else None,
                                             s.dtype.name), ds.element_spec)
     return elements, spec, int(ds.cardinality())
+
+
+def _cache_file():
+    """A new cache file's name for each engine (their formats differ)."""
+    return os.path.join(tempfile.mkdtemp(), "cache")
 
 
 def _plain(a):
@@ -56,6 +62,9 @@ PIPELINES = {
     "unique": lambda tf: tf.data.Dataset.from_tensor_slices([1, 2, 1, 3, 2]).unique(),
     "window": lambda tf: tf.data.Dataset.range(5).window(2, 1, drop_remainder=True).flat_map(lambda w: w.batch(2)),
     "cache_repeat": lambda tf: tf.data.Dataset.range(4).cache().repeat(2),
+    # batches with a short last one: a cache keeps elements of different shapes (read twice: the kept pass)
+    "cache_uneven_batches": lambda tf: tf.data.Dataset.range(10).batch(4).cache().repeat(2),
+    "cache_file_uneven_batches": lambda tf: tf.data.Dataset.range(10).batch(4).cache(_cache_file()).repeat(2),
     "rebatch": lambda tf: tf.data.Dataset.range(7).batch(3).rebatch(2),
     "take_while": lambda tf: tf.data.Dataset.range(9).take_while(lambda x: x < 4),
     "from_tensors": lambda tf: tf.data.Dataset.from_tensors(([1, 2], 3.0)),

@@ -58,6 +58,9 @@ PROGRAMS = (
     # It prints only wall times (its standard output: `benchmark`'s lines; tf.print writes to standard error).
     Program("data_performance", mask=r"Execution time: [0-9.e-]+"),
     Program("text_classification_rnn"),
+    # Keras's progress bar rounds the losses to 4 digits: one of them lands on either side of a rounding boundary
+    # (val_loss 0.1229 in TF, 0.1230 here: the unrounded histories printed below agree to 1.2e-4).
+    Program("simple_audio", rtol=1e-3),
 )
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")

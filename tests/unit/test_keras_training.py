@@ -165,6 +165,16 @@ def test_callbacks_early_stopping_csv_logger_and_checkpoint(tmp_path):
     assert calls[0] == ["loss"] and len(calls) == 3 * 4
 
 
+def test_one_callback_not_in_a_list():
+    # Keras flattens `callbacks`: TF's simple_audio tutorial passes `callbacks=EarlyStopping(...)` alone
+    x, y = _data()
+    model = _model()
+    model.compile(tf.keras.optimizers.SGD(0.0), tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    history = model.fit(x, y, epochs=10, verbose=0,
+                        callbacks=tf.keras.callbacks.EarlyStopping(monitor="loss", patience=2, min_delta=1e-3))
+    assert len(history.epoch) == 3
+
+
 def test_learning_rate_callbacks_reach_the_compiled_step():
     x, y = _data()
     model = _model()
