@@ -111,8 +111,12 @@ def _transpose(a, perm=None, conjugate=False):
 
 reshape = op("reshape", _reshape, static=("shape",))
 transpose = op("transpose", _transpose, static=("perm", "conjugate"))
-squeeze = op("squeeze", lambda input, axis=None: jnp.squeeze(input, axis), static=("axis",))
-expand_dims = op("expand_dims", lambda input, axis: jnp.expand_dims(input, axis), static=("axis",))
+# numpy's own squeeze and expand_dims (OpDef.host): a shape met for the first time (each decoded file's length)
+# runs on the host, not through a compile
+squeeze = op("squeeze", lambda input, axis=None: jnp.squeeze(input, axis), static=("axis",),
+             host=lambda input, axis=None: np.squeeze(input, axis))
+expand_dims = op("expand_dims", lambda input, axis: jnp.expand_dims(input, axis), static=("axis",),
+                 host=lambda input, axis: np.expand_dims(input, axis))
 broadcast_to = op("broadcast_to", lambda input, shape: jnp.broadcast_to(input, shape), static=("shape",))
 def _tile_on_host(input, multiples):
     if len(multiples) != np.ndim(input):  # numpy would pad `multiples`; TF refuses (the executable raises it)
@@ -254,9 +258,18 @@ def _is_dtype(value: Any) -> bool:
     return True
 
 
-cast = op("cast", _cast, static=("dtype",), same_dtype=False, contract=(Rule(
+_cast_op = op("cast", _cast, static=("dtype",), same_dtype=False, contract=(Rule(
     lambda a: _is_dtype(a["dtype"]), lambda a: f"Cannot convert the argument `type_value`: {a['dtype']!r} to a "
     "TensorFlow DType.", TypeError),))
+
+
+def cast(x, dtype, name=None) -> Tensor:
+    """Same semantics as tf.cast: `x` in `dtype` (complex to real keeps the real part, with TF's rounding and
+    saturation rules). A tensor or variable already of `dtype` is returned as it is, as TF does: no op, so no
+    executable per shape for a cast that changes nothing (a decoded audio file of each length)."""
+    if isinstance(x, Tensor | Variable) and _is_dtype(dtype) and x.dtype == dtypes.as_dtype(dtype):
+        return x
+    return _cast_op(x, dtype)
 identity = op("identity", lambda input: input)
 stop_gradient = op("stop_gradient", lambda input: input, differentiable=False, op_type="StopGradient")
 

@@ -13,10 +13,10 @@ import re
 from typing import Any
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from tapejax._src import dtypes, errors
+from tapejax._src.convert import on_device
 from tapejax._src.printing import format_array
 from tapejax._src.string_values import HostValueError, is_host, to_bytes_array
 from tapejax._src.tensor import EagerTensor, Tensor, _Operators
@@ -55,7 +55,8 @@ def _strings(x: Any, api: str) -> np.ndarray:
 
 def _tensor(array: Any) -> EagerTensor:
     array = np.asarray(array) if not isinstance(array, np.ndarray) else array
-    return EagerTensor(array if array.dtype == object else jnp.asarray(array))
+    # a transfer, not jnp.asarray: that compiles a copy for every new shape (a decoded file's length)
+    return EagerTensor(array if array.dtype == object else on_device(array))
 
 
 def _map(fn: Any, strings: np.ndarray, otype: Any = object) -> np.ndarray:

@@ -59,3 +59,11 @@ def test_convert_image_dtype_wraps_as_cast_and_saturate_cast_clamps():
         want = tf_real.dtypes.saturate_cast(tf_real.constant(image * 300), getattr(tf_real, m_dtype))
         got = tapejax.dtypes.saturate_cast(tapejax.constant(image * 300), getattr(tapejax, m_dtype))
         assert_same(got, want, rtol=0)
+
+
+def test_a_cast_to_the_same_dtype_returns_its_input():
+    # TF returns a tensor or variable already of the dtype as it is (no op); a Python value is converted
+    for m in (tapejax, tf_real):
+        x, v = m.constant([1.0, 2.0]), m.Variable(1.0)
+        assert m.cast(x, m.float32) is x and m.cast(x, "float32") is x and m.cast(v, m.float32) is v
+        assert m.cast(x, m.float64) is not x and m.cast(1.5, m.float32).dtype == m.float32

@@ -68,3 +68,21 @@ def test_a_tf_data_pipeline_of_wav_files_to_spectrograms(tmp_path):
 
     shapes = [tuple(s.shape) for s in tf.data.Dataset.from_tensor_slices(paths).map(spectrogram)]
     assert shapes == [(8, 129)] * 3
+
+
+def test_files_of_new_lengths_compile_nothing(monkeypatch):
+    """Each file has its own length: decoding, squeezing and a cast to the same dtype run without an XLA compile
+    (a compile per length was 2 s of TF's audio tutorial: jnp.asarray's copy, squeeze, a no-op cast)."""
+    from jax._src import compiler
+
+    from tapejax._src import checking
+
+    monkeypatch.setattr(checking.FLAG, "on", False)  # checking mode compares host runs with the executables
+    compiled = []
+    original = compiler.compile_or_get_cached
+    monkeypatch.setattr(compiler, "compile_or_get_cached", lambda *a, **k: compiled.append(1) or original(*a, **k))
+    for length in range(1001, 1013):
+        audio, _ = tf.audio.decode_wav(_wav(np.zeros((length, 1), np.int16)))
+        waveform = tf.cast(tf.squeeze(audio, axis=-1), tf.float32)
+        assert waveform.shape == (length,) and tf.expand_dims(waveform, -1).shape == (length, 1)
+    assert compiled == []
