@@ -16,9 +16,9 @@ bit-identical to the executable's. A jaxpr with any other primitive (arithmetic,
 change) runs the executable as before. Only arrays on a CPU device are moved: there the host is the device;
 numpy inputs (a Python row converted, a string op's ids) too, when the default device is a CPU.
 
-An op whose row carries numpy's exact implementation of itself (OpDef.host: concat, stack, tile) is called
-through `Churning` from the first call, and a new signature runs that implementation directly, with no trace; it
-compiles a signature only after HOST_REPEATS host runs of it (below).
+An op whose row carries numpy's exact implementation of itself (OpDef.host: concat, stack, tile, squeeze,
+expand_dims) is called through `Churning` from the first call, and a new signature runs that implementation
+directly, with no trace; it compiles a signature only after HOST_REPEATS host runs of it (below).
 
 Bounded: the signatures seen are a `caches.Memo`; the rules are a fixed table. In checking mode every host
 evaluation is compared, bit for bit, with the executable's result.

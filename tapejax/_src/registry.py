@@ -48,9 +48,10 @@ class OpDef:
         step takes the sweep every time it runs eagerly (executables.Lowered.run); traced, `impl` is used.
       no_gradient: with has_gradient=False, the LookupError's message when it must say more than TF's
         "no entry" (an unbounded tf.while_loop: how to make it differentiable).
-      host: numpy's exact implementation of an op that only moves elements (concat, stack, tile), same arguments
-        as `impl`: a call whose shapes are new runs it instead of compiling (one_off.py), without a trace. It
-        needs no checks of its own: where numpy refuses the inputs, the executable runs and raises TF's error.
+      host: numpy's exact implementation of an op that only moves elements (concat, stack, tile, squeeze,
+        expand_dims), same arguments as `impl`: a call whose shapes are new runs it instead of compiling
+        (one_off.py), without a trace. It needs no checks of its own: where numpy refuses the inputs, the
+        executable runs and raises TF's error.
       no_gradient_args: positions of the tensor arguments TF's registered gradient returns None for (zeta's `x`):
         `op()` stops JAX's derivative of `impl` there, and lowering does not count an input at such a position as
         a dependency, so a source connected only through it gets None, as in TF.
