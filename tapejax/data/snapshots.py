@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from .api import Dataset
-from .stage import View, keep, stack
+from .stage import View, keep
 from .structure import Structure
 
 _FILE = "tapejax_dataset.pkl"
@@ -30,11 +30,11 @@ _CACHE_SUFFIX = ".tapejax-cache"
 
 
 def _write(path: str, structure: Structure, elements: list[tuple]) -> None:
-    same = elements and all(tuple(np.shape(e[c])) == tuple(np.shape(elements[0][c]))
-                            for e in elements for c in range(len(structure)))
-    columns = stack(elements) if same else [[np.asarray(e[c]) for e in elements] for c in range(len(structure))]
-    record = {"template": structure.template, "specs": structure.specs, "n": len(elements),
-              "stacked": bool(same), "columns": columns}
+    n, kept = keep(elements)
+    stacked = bool(n) and type(kept) is not list
+    columns = kept if stacked else [[np.asarray(e[c]) for e in elements] for c in range(len(structure))]
+    record = {"template": structure.template, "specs": structure.specs, "n": n, "stacked": stacked,
+              "columns": columns}
     tmp = f"{path}.tmp-{os.getpid()}-{threading.get_ident()}"
     with open(tmp, "wb") as f:
         pickle.dump(record, f, protocol=pickle.HIGHEST_PROTOCOL)

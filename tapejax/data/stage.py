@@ -56,12 +56,12 @@ def stack(elements: list[tuple], api: str = "batch") -> tuple:
     return tuple(out)
 
 
-def keep(elements: list[tuple], api: str = "cache") -> tuple[int, tuple | list]:
-    """What a cache keeps of a pass: (n, one stacked array per component), read by position; or, where the
-    elements' shapes differ (a short last batch), (n, the elements themselves), read one by one."""
+def keep(elements: list[tuple]) -> tuple[int, tuple | list]:
+    """What a cache (or a saved dataset) keeps of a pass: (n, one stacked array per component), read by position;
+    or, where the elements' shapes differ (a short last batch), (n, the elements themselves), read one by one."""
     if elements and any(np.shape(e[c]) != np.shape(elements[0][c]) for e in elements for c in range(len(e))):
         return len(elements), list(elements)
-    return len(elements), stack(elements, api) if elements else ()
+    return len(elements), stack(elements, "cache") if elements else ()
 
 
 class Stage:
