@@ -191,12 +191,12 @@ def _window(title: str, a: float, b: float):
         if not dtype.is_floating:
             raise ValueError(f"dtype must be a floating point type. Found {dtype}")
         n = int(static_values.python_int(window_length, title, "window_length"))
+        kind = dtype.as_numpy_dtype
         if n == 1:
-            return EagerTensor(jnp.ones((1,), dtype.as_numpy_dtype))
+            return EagerTensor(jax.device_put(np.ones((1,), kind)))
         # TF's raised cosine: the period is n for a periodic window of even length, else n - 1 (an odd-length
         # window is the same either way). Computed in `dtype`, as TF does (a float16 window rounds as TF's), and
         # on the host: no compile per length.
-        kind = dtype.as_numpy_dtype
         period = n if periodic and n % 2 == 0 else n - 1
         angles = kind(2.0 * np.pi) * np.arange(n).astype(kind) / kind(period)
         return EagerTensor(jax.device_put(kind(a) - kind(b) * np.cos(angles)))
