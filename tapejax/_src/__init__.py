@@ -9,6 +9,10 @@ import warnings
 # Whether JAX was in use before tapejax: read before tapejax imports it.
 _JAX_ALREADY_IMPORTED = "jax" in sys.modules
 
+from tapejax._src import host_memory  # noqa: E402
+
+host_memory.keep_freed_memory()  # before JAX's CPU client starts its threads
+
 import jax  # noqa: E402
 
 from tapejax._src.errors import X64_MESSAGE, X64ModeWarning  # noqa: E402
