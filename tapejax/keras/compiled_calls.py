@@ -12,8 +12,9 @@ Only where that cannot change what the call does: a `Sequential` or functional m
 is the user's Python, which may print, or branch on values) whose layers, nested models included, are all
 built-in layers that compute on numbers without side effects in inference (`_PURE_MODULES`, less `Lambda`,
 `Masking`, `ActivityRegularization`, an `Embedding` with `mask_zero`, a layer with an activity regularizer or an
-activation function of the user's), on
-tensor or numpy inputs without a mask, with no distribution strategy and `tf.config.run_functions_eagerly` off.
+activation function of the user's; plus the deterministic preprocessing layers `_PURE_LAYERS`: `Resizing`,
+`Rescaling`, `CenterCrop`, `Normalization`), on tensor or numpy inputs without a mask, with no distribution
+strategy and `tf.config.run_functions_eagerly` off.
 A layer added, popped or reconfigured (a public attribute given a new value: Grad-CAM's `model.layers[-1].activation =
 None`) makes a new hidden function; a model reconfigured more than `MAX_SIGNATURES` times runs op by op from then on.
 A call whose trace fails runs op by op (a bad input raises there, as it always did), and so does every later call
@@ -41,8 +42,11 @@ MAX_SIGNATURES = 4  # fewer than the 5 traces in a row that TF's retracing warni
 
 _PURE_MODULES = frozenset(f"tapejax.keras.{name}" for name in (
     "layers", "layers_conv", "layers_pooling", "layers_activation", "layers_merge", "layers_reshape",
-    "layers_noise", "models"))
+    "layers_noise", "layers_weightless", "models"))
 _IMPURE = frozenset({"Lambda", "Masking", "ActivityRegularization"})
+# from modules that also hold layers with state or randomness (lookups' tables, random augmentations)
+_PURE_LAYERS = frozenset(("tapejax.keras.layers_preprocessing", name)
+                         for name in ("CenterCrop", "Normalization", "Rescaling", "Resizing"))
 
 
 class _Entry:
@@ -121,7 +125,9 @@ def _walk(layer: Any, base: type, structure: list) -> bool:
     `structure` each layer and the identities of its public attributes (its configuration, weights and sublayers:
     Grad-CAM's `model.layers[-1].activation = None` after a call must not reuse the trace made before it)."""
     kind = type(layer)
-    if (kind.__module__ not in _PURE_MODULES or kind.__name__ in _IMPURE or getattr(layer, "mask_zero", False)
+    built_in = (kind.__module__ in _PURE_MODULES and kind.__name__ not in _IMPURE
+                or (kind.__module__, kind.__name__) in _PURE_LAYERS)
+    if (not built_in or getattr(layer, "mask_zero", False)
             or getattr(layer, "activity_regularizer", None) is not None):
         return False
     structure.append(_marker(layer))
@@ -181,13 +187,26 @@ def _same(old: list, new: list) -> bool:
 
 def _function(model: Any, layer_class: type) -> Function:
     """The hidden tf.function of `model`'s call; it holds the model weakly (the entry lives as long as the model)."""
-    ref = weakref.ref(model)
-
-    def eager_call(inputs: Any, **kwargs: Any) -> Any:
-        return layer_class.__call__(ref(), inputs, **kwargs)
-
-    function = Function(eager_call, autograph=False, name=f"{model.name} (an eager call, compiled)")
+    body = _Call(model, layer_class)
+    function = Function(body.call, autograph=False, name=f"{model.name} (an eager call, compiled)")
     # its own retracing detector: every model's hidden function shares this code, which TF's warning would count as
     # one function retraced (a tf.function made in a loop); each model traces at most MAX_SIGNATURES times
     function._detector = retracing.Detector(function.__name__)
     return function
+
+
+class _Call:
+    """The body of a hidden function. Its `variables` are the model's, so that the trace has them as inputs from
+    the start (reachable.py): met one by one instead, each would be read as its value in a first trace that
+    computes, and compiles, every op on the weights (an adapted Normalization's statistics), only to trace again."""
+
+    def __init__(self, model: Any, layer_class: type):
+        self._model, self._layer_class = weakref.ref(model), layer_class
+
+    @property
+    def variables(self) -> list:
+        model = self._model()
+        return [] if model is None else list(model.variables)
+
+    def call(self, inputs: Any, **kwargs: Any) -> Any:
+        return self._layer_class.__call__(self._model(), inputs, **kwargs)

@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from tapejax._src import errors
+from tapejax._src import convert, errors
 from tapejax._src.registry import abstract_check, hashable, op
 
 from . import image_kernels
@@ -46,8 +46,9 @@ def _resize(images, size, method="bilinear", antialias=False):
         rows = image_kernels.nearest_indices(in_h, out_h)
         cols = image_kernels.nearest_indices(in_w, out_w)
         return jnp.take(jnp.take(images, rows, axis=-3), cols, axis=-2)
-    rows = jnp.asarray(image_kernels.axis_weights(in_h, out_h, method, antialias))
-    cols = jnp.asarray(image_kernels.axis_weights(in_w, out_w, method, antialias))
+    # device_put, not jnp.asarray: in a trace's constant folding, that compiled a copy per shape (convert.py)
+    rows = convert.on_device(image_kernels.axis_weights(in_h, out_h, method, antialias))
+    cols = convert.on_device(image_kernels.axis_weights(in_w, out_w, method, antialias))
     highest = jax.lax.Precision.HIGHEST  # a GPU's or TPU's default matmul precision would round the pixels
     out = jnp.einsum("oh,...hwc->...owc", rows, images.astype(np.float32), precision=highest)
     return jnp.einsum("pw,...owc->...opc", cols, out, precision=highest)

@@ -188,3 +188,25 @@ def test_a_layer_reconfigured_after_a_compiled_call_is_seen_by_the_next_call(com
         model.layers[-1].activation = [None, "relu"][k % 2]
         np.testing.assert_allclose(model(x).numpy(), _plain(model, x).numpy(), rtol=1e-6)
     assert compiled_calls._ENTRIES[model].declined
+
+
+def test_a_model_with_deterministic_preprocessing_layers_is_compiled_and_reads_its_adapted_statistics(compiles):
+    """TF's audio tutorial: Resizing and an adapted Normalization before the convolutions, called eagerly."""
+    rng = np.random.default_rng(2)
+    norm = layers.Normalization()
+    norm.adapt(rng.normal(3.0, 2.0, size=(16, 12, 10, 1)).astype(np.float32))
+    model = keras.Sequential([keras.Input((12, 10, 1)), layers.Resizing(6, 6), norm, layers.Rescaling(0.5, 1.0),
+                              layers.CenterCrop(4, 4), layers.Conv2D(2, 3), layers.UnitNormalization(),
+                              layers.Flatten(), layers.Dense(3)])
+    x = rng.normal(size=(2, 12, 10, 1)).astype(np.float32)
+    plain = _plain(model, x).numpy()
+    compiles.clear()
+    np.testing.assert_allclose(model(x).numpy(), plain, rtol=1e-5, atol=1e-6)
+    assert len(compiles) == 1 and compiled_calls._ENTRIES[model].signatures
+    norm.adapt(rng.normal(-1.0, 0.5, size=(16, 12, 10, 1)).astype(np.float32))  # new statistics: the next call's
+    np.testing.assert_allclose(model(x).numpy(), _plain(model, x).numpy(), rtol=1e-5, atol=1e-6)
+    assert not np.allclose(model(x).numpy(), plain)
+
+    augmenting = keras.Sequential([keras.Input((4, 4, 1)), layers.RandomFlip()])  # random when training: op by op
+    augmenting(x[:, :4, :4])
+    assert augmenting not in compiled_calls._ENTRIES
