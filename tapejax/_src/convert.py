@@ -143,8 +143,11 @@ def _convert(value: Any, dtype: dtypes.DType | None, hint: dtypes.DType | None, 
             raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {(dtype or dtypes.string).name}")
         return string_values.to_bytes_array(value)
     target = dtype or hint
+    if target is None and from_python:
+        return _inferred(value, own)
     if target is None or target._np == own:
-        return np.asarray(value, dtype=own)
+        with np.errstate(over="ignore"):  # a dtype asked for: out of range is inf, silently as in TF
+            return np.asarray(value, dtype=own)
     if _castable(own, target._np, from_python, explicit=dtype is not None):
         array = np.asarray(value)
         if from_python and own.kind in "iu" and target.is_integer and array.size:
@@ -158,6 +161,18 @@ def _convert(value: Any, dtype: dtypes.DType | None, hint: dtypes.DType | None, 
     if dtype is not None:
         raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {dtype.name}")
     return np.asarray(value, dtype=own)
+
+
+def _inferred(value: Any, own: np.dtype) -> np.ndarray:
+    """Python numbers in the dtype inferred for them, with TF's ValueError for one that does not fit it (1e40 is
+    no float32, 2**63 no int64), where numpy would give inf or raise OverflowError."""
+    try:
+        with np.errstate(over="raise"):
+            return np.asarray(value, dtype=own)
+    except (OverflowError, FloatingPointError):
+        what = "a value out of range for a double-precision float" if own.kind in "fc" else "out-of-range integer"
+        raise ValueError(f"Can't convert Python sequence with {what}{'' if own.kind in 'fc' else ' to Tensor'}.") \
+            from None
 
 
 def _holds_tensor(value: Any) -> bool:

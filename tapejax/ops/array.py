@@ -266,7 +266,11 @@ _cast_op = op("cast", _cast, static=("dtype",), same_dtype=False, contract=(Rule
 def cast(x, dtype, name=None) -> Tensor:
     """Same semantics as tf.cast: `x` in `dtype` (complex to real keeps the real part, with TF's rounding and
     saturation rules). A tensor or variable already of `dtype` is returned as it is, as TF does: no op, so no
-    executable per shape for a cast that changes nothing (a decoded audio file of each length)."""
+    executable per shape for a cast that changes nothing (a decoded audio file of each length). A Python or numpy
+    value is made a tensor first, as TF does (a Python float is float32): `tf.cast(0.5, tf.float32)`, a Keras
+    layer's constant, is then no op either, also in a trace's constant folding."""
+    if isinstance(x, bool | int | float | np.ndarray | np.generic) and _is_dtype(dtype):
+        x = convert_to_tensor(x)
     if isinstance(x, Tensor | Variable) and _is_dtype(dtype) and x.dtype == dtypes.as_dtype(dtype):
         return x
     return _cast_op(x, dtype)

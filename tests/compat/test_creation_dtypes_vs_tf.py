@@ -64,6 +64,12 @@ SINGLE = (
     "tf.zeros_like(tf.Variable(1.))", "tf.ones_like(tf.Variable(1), dtype=tf.float64)",
     "tf.fill([2], tf.constant(1, tf.int64))", "tf.fill(tf.constant([2, 3]), 1.)", "tf.fill([2], True)",
     "tf.constant(np.float16(1))", "tf.constant(np.array(1, np.uint16))", "tf.constant(1+2j)", "tf.ones_like(True)",
+    # a Python number out of its inferred dtype's range is an error (a float32 inf, an int64 overflow), unless a
+    # dtype is asked for; an infinity is not out of range
+    "tf.constant(1e40)", "tf.constant([1., -1e39])", "tf.constant([[3.5e38]])", "tf.constant(2**63)",
+    "tf.convert_to_tensor(-2**63 - 1)", "tf.constant(-2**63)", "tf.constant(1e40, dtype=tf.float32)",
+    "tf.constant(1e308 * 10)", "tf.Variable(1e40)", "tf.fill([2], 1e40)", "tf.cast(1e40, tf.float64)",
+    "tf.cast(0.5, tf.float32)", "tf.cast(2, tf.float16)", "tf.constant([1.]) * 1e40",
 )
 
 # (expression, kinds) -> why tapejax differs from TF there. A kind of "*" matches every kind.
