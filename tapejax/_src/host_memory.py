@@ -1,15 +1,19 @@
 """Freed host memory stays with the process for the next allocation, as TF's CPU allocator keeps it (glibc only).
 
 On a CPU, XLA mallocs the buffers of each run of an executable and frees them after it. glibc hands a freed block
-above its mmap threshold (at most 32 MB) straight back to the operating system, trims its heap whenever more than
-128 KB is free at the top, and serves XLA's worker threads from arenas of 64 MB heaps of their own. So every step
-of a training loop met its activations as fresh pages: each 4 KB page faulted in and zeroed by the kernel, more
-time than the arithmetic. Measured on the 2-core CI machine (pure JAX, jitted): a 3x3 convolution from 32 to 64
-channels on a (64, 30, 30, 32) batch and its two gradients 145 -> 70 ms, 44,000 page faults a run -> about none;
-the whole training step of TF's audio tutorial's CNN 185 -> 83 ms (TF: 84 ms). TF does not pay this because its
-allocator keeps what it freed; tapejax asks glibc to do the same, once, at import, before JAX starts its threads:
-one arena for every thread, and blocks up to `limit()` (1 GiB, or a sixteenth of the machine's memory if less)
-taken from and kept in the heap. At most about that much freed memory is held beyond what the program uses.
+above its mmap threshold (at most 32 MB) straight back to the operating system, and trims a heap whenever more
+than 128 KB is free at its top: so every step of a training loop met its activations as fresh pages, each 4 KB
+page faulted in and zeroed by the kernel, more time than the arithmetic for a convolution. TF does not pay this
+because its allocator keeps what it freed; tapejax asks glibc to do the same, once, at import: blocks up to
+`limit()` (1 GiB, or a sixteenth of the machine's memory if less) come from the heap, and up to that much free
+memory stays at a heap's top. At most about that much freed memory is held beyond what the program uses.
+
+Measured end to end on the 2-core CI machine (`python -m tapejax PROGRAM.py` in tests/programs/, best of 3
+interleaved runs): simple_audio 6.42 -> 5.75 s, dcgan 4.99 -> 4.74 s, oxford_pets_image_segmentation 8.13 -> 7.82 s,
+text_classification_rnn 10.31 -> 10.05 s. glibc's arenas are left alone: with one arena for every thread (or up to
+four), a step's buffers were reused whichever thread freed them (a convolution's step 185 -> 83 ms where these
+settings alone gave 140 ms), but XLA's compiles, whose threads all allocate, slowed down (text_classification_rnn
+10.3 -> 11.7-12.3 s).
 
 It is a setting of the whole process (numpy's large arrays are reused the same way), so
 `TAPEJAX_KEEP_FREED_MEMORY=0` in the environment leaves glibc's defaults alone.
@@ -21,7 +25,7 @@ import ctypes
 import os
 import sys
 
-_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD, _M_ARENA_MAX = -1, -3, -8  # glibc's malloc.h
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # glibc's malloc.h
 KEPT = False  # whether keep_freed_memory changed glibc's settings in this process
 
 
@@ -46,6 +50,6 @@ def keep_freed_memory() -> bool:
     except (ValueError, OSError, AttributeError):
         return False
     size = limit()
-    settings = ((_M_ARENA_MAX, 1), (_M_MMAP_THRESHOLD, size), (_M_TRIM_THRESHOLD, size))
+    settings = ((_M_MMAP_THRESHOLD, size), (_M_TRIM_THRESHOLD, size))
     KEPT = all([libc.mallopt(option, value) for option, value in settings])  # a list: every setting is tried
     return KEPT
