@@ -2,13 +2,15 @@
 one from a fixed call on, compiled in the background meanwhile.
 
 On a CPU, XLA's fusion emitters (its default) spend 35-50% more time compiling a training step than its older loop
-emitters (`QUICK`), for kernels that run about as fast (a U-Net step: 4.9 s against 3.2 s to compile, 45 against
-40 ms a run), up to a few times faster for some (transposes, layer norms; a fitted Keras CNN about 6% faster:
-docs/design.md, "Tiered compilation"). Most steps of a short program are called a handful of times (the real
-programs of tests/programs/: 5 to 16), a training loop's thousands of times: so each trace's first executable is
-compiled quickly; on its `OPTIMISE_AT`-th call the optimised compile of the same lowered program is queued on the
-background worker (background.py), and from its `SWITCH_AT`-th call on the trace runs the optimised executable
-(waiting for it then if need be; compiled on the caller's thread with background compilation off).
+emitters (a U-Net step: 4.9 s against 3.2 s to compile, 45 against 40 ms a run), whose kernels run about as fast
+for most programs and a few times slower for some (transposes, layer norms; a fitted Keras CNN about 6%:
+docs/design.md, "Tiered compilation"). `QUICK` is the loop emitters at LLVM's -O1, another 15% off the compile
+for no measurable cost in the step (dots and convolutions are library calls either way). Most steps of a short
+program are called a handful of times (the real programs of tests/programs/: 5 to 16), a training loop's thousands
+of times: so each trace's first executable is compiled quickly; on its `OPTIMISE_AT`-th call the optimised compile
+of the same lowered program is queued on the background worker (background.py), and from its `SWITCH_AT`-th call on
+the trace runs the optimised executable (waiting for it then if need be; compiled on the caller's thread with
+background compilation off).
 
 Counts, not the clock: the two executables may round differently in the last bits (a transcendental's kernel), and a
 switch that followed the clock would make a program's values differ from run to run. Both are compiles of one
@@ -29,7 +31,7 @@ import jax
 
 from . import background, checking
 
-QUICK = {"xla_cpu_use_fusion_emitters": False}
+QUICK = {"xla_cpu_use_fusion_emitters": False, "xla_backend_optimization_level": 1}
 # Programs of fewer equations compile once with XLA's defaults: they compile in well under a second anyway, and so
 # a tf.function of a few ops keeps the bits of the same ops run eagerly (each op's executable is XLA's default
 # code; the quick emitters may vectorise a reduction differently, a last-bit difference).
