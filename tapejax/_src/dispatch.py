@@ -190,7 +190,10 @@ def apply(opdef: OpDef, args: tuple, params: dict[str, Any], params_key: tuple |
     except Exception as e:  # JAX's, XLA's, MLIR's and numpy's errors become TF's (free when nothing is raised)
         if not any(string_values.is_host(v) for v in vals):
             raise errors.from_jax(opdef.op_type, e, CONTEXT.trace is not None) from None
-        out = string_values.apply_on_host(opdef.name, opdef.op_type, fn, vals, params)
+        try:
+            out = string_values.apply_on_host(opdef.name, opdef.op_type, fn, vals, params)
+        except Exception as e:  # noqa: BLE001 (the op on the strings' ids failed: TF's error, as for numbers)
+            raise errors.from_jax(opdef.op_type, e, CONTEXT.trace is not None) from None
     multiple = type(out) is tuple or type(out) is list
     outs = tuple(EagerTensor(o) for o in out) if multiple else (EagerTensor(out),)
     if tapes:

@@ -96,3 +96,48 @@ def test_dataset_of_strings_maps_eagerly():
     ds = tf.data.Dataset.from_tensor_slices(["ab", "c"]).map(lambda s: (s, tf.strings.length(s)))
     assert list(ds.as_numpy_iterator()) == [(b"ab", 2), (b"c", 1)]
     assert ds.element_spec[0].dtype == tf.string
+
+
+def test_slicing_gathering_and_comparing_strings_compile_nothing_and_raise_tf_errors():
+    """TF's audio tutorial shuffles, slices and compares file names and labels: numpy moves their ids (exactly the
+    executables' ids: the checking mode compares them), where JAX compiled an executable per op and shape."""
+    from tapejax._src import checking, string_values
+
+    from tests.unit.test_shape_inference_compiles import counting_compiles
+
+    names = tf.constant([f"data/{w}/{k}.wav".encode() for w in ("no", "yes") for k in range(5)])
+    permutation = np.random.default_rng(0).permutation(10)
+    expected = names.numpy()[permutation]
+
+    def run():
+        shuffled = tf.gather(names, permutation)
+        parts = tf.strings.split(shuffled[0], "/")
+        return [shuffled.numpy(), shuffled[:7].numpy(), shuffled[-3:].numpy(), shuffled[3].numpy(),
+                shuffled[::-2].numpy(), tf.gather(tf.reshape(shuffled, [2, 5]), [1, 0], axis=1).numpy(),
+                (parts[-2] == tf.constant(["no", "yes"])).numpy(), (shuffled != shuffled[0]).numpy()]
+
+    with counting_compiles() as compiles:
+        got = run()
+    checking.FLAG.on, was_on = True, checking.FLAG.on  # each host result compared with the executable's
+    try:
+        checked = run()
+    finally:
+        checking.FLAG.on = was_on
+    for a, b in zip(got, checked):
+        np.testing.assert_array_equal(a, b)
+    assert compiles == [] and string_values.HOST_RUNS >= 1
+    np.testing.assert_array_equal(got[0], expected)
+    np.testing.assert_array_equal(got[1], expected[:7])
+    np.testing.assert_array_equal(got[2], expected[-3:])
+    assert got[3] == expected[3]
+    np.testing.assert_array_equal(got[4], expected[::-2])
+    np.testing.assert_array_equal(got[5], expected.reshape(2, 5)[:, [1, 0]])
+    np.testing.assert_array_equal(got[6], [expected[0].split(b"/")[1] == w for w in (b"no", b"yes")])
+    np.testing.assert_array_equal(got[7], expected != expected[0])
+    with pytest.raises(tf.errors.InvalidArgumentError):  # TF's error, from the executable numpy declined
+        tf.gather(names, [10])
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        tf.gather(names, [-1])
+    with pytest.raises(tf.errors.InvalidArgumentError, match="out of bounds"):
+        names[10]
+    assert (names == tf.constant(["a", "b", "c"])).numpy() is np.False_  # shapes that do not broadcast, as TF
