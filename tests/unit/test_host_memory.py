@@ -28,7 +28,7 @@ def step():
 
 step()
 faults = []
-for _ in range(8):
+for _ in range(16):
     before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
     [g.numpy() for g in step()]
     faults.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
@@ -53,6 +53,7 @@ def test_a_repeated_step_reuses_the_memory_its_last_run_freed():
     released, faults_released = _run("0")
     assert (kept, released) == ("True", "False")
     # each run of the step writes its buffers on fresh pages unless they are kept (about 37,600 faults a run on
-    # the 2-core CI machine; kept: about 3,100 once every thread's heap has grown to what the step needs)
+    # the 2-core CI machine; kept: about 3,100 once every thread's heap has grown to what the step needs, which
+    # took 3 to 6 runs, more under load)
     assert faults_released > 5000
-    assert faults < faults_released / 4
+    assert faults < faults_released / 3

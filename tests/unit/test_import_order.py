@@ -14,8 +14,8 @@ ROOT = pathlib.Path(tapejax.__file__).parent
 SRC = "tapejax._src"
 MAX_LINES = 450
 # Each module may import only modules listed before it (DESIGN/STYLE layering, adapted: see docs/design.md).
-ORDER = ["dtypes", "errors", "string_values", "logs", "caches", "checking", "background", "tiers", "compilation_cache", "context", "tensor", "deferred", "convert",
-         "tape", "variable", "pytrees", "static_values", "one_off", "dispatch", "contracts", "zero_cotangent", "registry", "indexed_slices", "sparse_gradients", "lowering", "executables", "structure",
+ORDER = ["host_memory", "dtypes", "errors", "logs", "caches", "checking", "one_off", "string_values", "background", "tiers", "compilation_cache", "context", "tensor", "deferred", "convert",
+         "tape", "variable", "pytrees", "static_values", "dispatch", "contracts", "zero_cotangent", "registry", "indexed_slices", "sparse_gradients", "lowering", "executables", "structure",
          "structured_jacobian", "transforms", "sweep", "problem", "repeated", "chunks", "debugging", "tape_arguments", "gradient_tape", "forward", "custom_gradient",
          "checkpoint_pending", "module", "capture", "control_flow", "tensor_array", "tensor_array_loops", "loops", "autograph_transform",
          "autograph_operators", "autograph", "signature", "spec_only", "concrete_function", "retrace_causes", "retracing", "reachable", "function", "pure_state", "pure_function",
