@@ -10,6 +10,7 @@ call raises (as InvalidArgumentError) before writing anything back.
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import time
 import weakref
@@ -24,7 +25,7 @@ from jax._src.checkify import check_p  # checkify's check primitive, found in a 
 from jax.experimental import checkify
 
 from .context import CONTEXT
-from . import caches, errors, tape as tape_lib, tiers
+from . import background, caches, errors, tape as tape_lib, tiers
 from .capture import is_leaf as _is_leaf, unbounded_loop_message
 from .convert import to_array
 from .registry import OpDef
@@ -287,13 +288,51 @@ class ConcreteFunction:
             return self._compiled
         sizes = tuple(v.shape for v in tensor_vals)
         compiled = self._by_size.get(sizes)
+        if isinstance(compiled, concurrent.futures.Future):  # compiled in the background (`_compile_upcoming`)
+            compiled = self._by_size[sizes] = self._finished(compiled)
         if compiled is None:  # a fresh jit per size: JAX's caches for it die with the executable
+            self._compile_upcoming(sizes, tensor_vals, var_vals, calls)
             started = time.perf_counter()
-            lowered = jax.jit(self._exported.call).trace(tensor_vals, var_vals, calls).lower()
-            # a serialized module takes about 300 bytes an equation (an exported trace keeps no jaxpr)
-            compiled = tiers.compile(lowered, len(self._exported.mlir_module_serialized) // 300)
+            compiled = self._compile_size(jax.jit(self._exported.call).trace(tensor_vals, var_vals, calls).lower())
             self.function._detector.compiled(time.perf_counter() - started)
             self._by_size[sizes] = compiled
+        return compiled
+
+    def _compile_size(self, lowered: Any) -> Any:
+        # a serialized module takes about 300 bytes an equation (an exported trace keeps no jaxpr)
+        return tiers.compile(lowered, len(self._exported.mlir_module_serialized) // 300)
+
+    def _compile_upcoming(self, sizes: tuple, tensor_vals: tuple, var_vals: tuple, calls: Any) -> None:
+        """Queues the compile of the size the function expects next (`Function.expect`: Keras's partial last batch),
+        lowered here (JAX's thread-local settings apply), so that it compiles while this call compiles its own."""
+        upcoming, self.function.upcoming = self.function.upcoming, None
+        if upcoming is None or not background.enabled():
+            return
+        shapes, dtypes = upcoming
+        if (shapes == sizes or shapes in self._by_size or len(shapes) != len(tensor_vals)
+                or dtypes != tuple(v.dtype for v in tensor_vals)):
+            return
+        try:
+            specs = tuple(jax.ShapeDtypeStruct(shape, dtype) for shape, dtype in zip(shapes, dtypes))
+            lowered = jax.jit(self._exported.call).trace(specs, var_vals, calls).lower()
+        except Exception:  # noqa: BLE001 (a size the trace does not take: that call raises, if it ever comes)
+            return
+
+        def compile_it() -> tuple[Any, float]:
+            started = time.perf_counter()
+            return self._compile_size(lowered), time.perf_counter() - started
+
+        future = background.submit(compile_it)
+        if future is not None:
+            self._by_size[shapes] = future
+
+    def _finished(self, future: concurrent.futures.Future) -> Any:
+        """A background compile's executable (waiting for it), or None if it failed: compiled again, here."""
+        try:
+            compiled, seconds = future.result()
+        except Exception:  # noqa: BLE001 (compiled again on the caller's thread, which raises a genuine error)
+            return None
+        self.function._detector.compiled(seconds)
         return compiled
 
     def __call__(self, tensor_vals: tuple, var_vals: tuple, calls: Any, variables: list[Variable]) -> Any:

@@ -123,6 +123,7 @@ class Function:
         self._lock = threading.RLock()  # one trace at a time: concurrent first calls trace once, as in TF
         self._detector = retracing.detector(python_function)
         self._warned_eviction = False
+        self.upcoming: tuple | None = None  # (shapes, dtypes) of a call expected soon (`expect`)
         self._calls = 0  # the call number random ops fold into their keys
         self._seed_epoch = _SEED_EPOCH[0]
         self._bound: dict = weakref.WeakKeyDictionary()  # per-instance Functions of instances without __dict__
@@ -182,6 +183,13 @@ class Function:
         else:
             self._detector.called_without_tracing()
         return self._run(concrete, variables, tensors)
+
+    def expect(self, *args: Any, **kwargs: Any) -> None:
+        """Says that a call with these arguments comes soon (a tapejax extension; Keras's fit says so of its next
+        batch). If it is a new size of a relaxed trace (a partial last batch), the next call that compiles a size
+        of that trace also queues this one's compile on the background worker, so that both compile at once."""
+        tensors = self._binder.bind(*self._binder.canonical(args, kwargs))[1]
+        self.upcoming = (tuple(t._value.shape for t in tensors), tuple(t._value.dtype for t in tensors))
 
     def _inline(self) -> Callable:
         """What another function's trace runs for a call to this one: the Python function (converted by AutoGraph

@@ -184,6 +184,24 @@ class EpochIterator:
         x, y, sample_weight = unpack_x_y_sample_weight(data)
         return x, y, class_weight_to_sample_weights(_as_numpy(y), self._class_weight)
 
+    def ahead(self) -> Iterator[tuple[int, Any, Any]]:
+        """(step, batch, the next batch or None) for one epoch, the next batch fetched before the step runs (as a
+        prefetching tf.data iterator does), for arrays and datasets iterated a whole pass at a time; a generator's
+        or a `steps_per_epoch` epoch's next batch belongs to whoever reads it next, so it is not looked at."""
+        if self.steps_per_epoch is not None or (self._arrays is None and not _is_dataset(self._source)):
+            yield from self.without_ahead()
+            return
+        batches = iter(self)
+        current = next(batches, None)
+        while current is not None:
+            upcoming = next(batches, None)
+            yield (*current, None if upcoming is None else upcoming[1])
+            current = upcoming
+
+    def without_ahead(self) -> Iterator[tuple[int, Any, Any]]:
+        for step, data in self:
+            yield step, data, None
+
     def __iter__(self) -> Iterator[tuple[int, Any]]:
         """(step, batch) for one epoch; `ran_out` tells afterwards whether the epoch found no data at all."""
         if self.steps_per_epoch is None or self._iterator is None:

@@ -62,6 +62,11 @@ def _is_string(value: Any) -> bool:
     return isinstance(value, np.ndarray) and is_text(value)  # str, bytes or object arrays of them
 
 
+def has_strings(data: Any) -> bool:
+    """Whether a batch holds string tensors (`split` reads the inputs' before the step)."""
+    return any(_is_string(v) for v in jax.tree_util.tree_leaves(data, is_leaf=lambda v: isinstance(v, tf.Tensor)))
+
+
 def split(model: Any, data: Any) -> tuple[Any, tuple[Any, ...], list[Any]] | None:
     """`(data with its strings stood in for, the layers that read them, their outputs for this batch)`, or None
     when the batch has no string inputs or the model is not one this applies to."""

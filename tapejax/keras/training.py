@@ -37,6 +37,12 @@ from tapejax.keras.metrics import Mean, Metric
 from tapejax.keras.trainer_compat import Keras2Names
 
 
+def _shapes(data: Any) -> list[tuple]:
+    """The shapes of a batch's leaves (no values read)."""
+    leaves = jax.tree_util.tree_leaves(data, is_leaf=lambda v: isinstance(v, tf.Tensor | tf.Variable))
+    return [tuple(v.shape) if hasattr(v, "shape") else np.shape(v) for v in leaves]
+
+
 def _first_batch_size(x: Any) -> Any:
     leaf = next(v for v in jax.tree_util.tree_leaves(x, is_leaf=lambda v: isinstance(v, tf.Tensor | tf.Variable))
                 if v is not None)
@@ -273,7 +279,12 @@ class Trainer(Keras2Names):
         def batch_unknown(unknown: bool) -> None:
             compiled._batch_relaxed = with_given._batch_relaxed = unknown
 
+        def expect(data: Any) -> None:  # a batch to come: a new size's compile starts with the current one's
+            if not host_inputs.has_strings(data):
+                compiled.expect(data, holders)
+
         run.compiled, run.compiled_with_given, run.batch_unknown = compiled, with_given, batch_unknown
+        run.expect = expect
         return run
 
     @staticmethod
@@ -390,13 +401,16 @@ class Trainer(Keras2Names):
         for epoch in range(initial_epoch, epochs):
             self.reset_metrics()
             callbacks.on_epoch_begin(epoch)
-            for step, data in iterator:
+            for step, data, upcoming in iterator.ahead() if epoch == initial_epoch else iterator.without_ahead():
                 if self.train_function is None:
                     self._build_for_data(data, training=True)
                     self.make_train_function()
                 if not prepared:
                     self._prepare(self.train_function, iterator)
                     prepared = True
+                expect = getattr(self.train_function, "expect", None)
+                if upcoming is not None and expect is not None and _shapes(upcoming) != _shapes(data):
+                    expect(upcoming)  # the partial last batch: its step compiles while this one's does
                 callbacks.on_train_batch_begin(step)
                 logs = self.train_function(data)
                 callbacks.on_train_batch_end(step, logs)

@@ -293,3 +293,66 @@ def test_the_switch_to_the_executable_is_on_a_fixed_run_however_long_the_compile
     # run 1: history; runs 2-4 op by op while compiling; run 5 waits if need be and runs the executable
     assert compiled_after == [False, False, False, False, True, True, True]
     assert executables.CACHE.stats == {"eager: history": 1, "eager: compiling": 3, "compiled": 1}
+
+
+def _fit_losses(x, y, batches=None):
+    """A small Keras model fitted for two epochs on data whose last batch is partial (6 samples, batches of 4)."""
+    tf.keras.utils.set_random_seed(0)
+    model = tf.keras.Sequential([tf.keras.Input((3,)), tf.keras.layers.Dense(8, activation="relu"),
+                                 tf.keras.layers.Dense(1)])
+    rng = np.random.default_rng(3)
+    for weight in model.weights:
+        weight.assign(rng.normal(size=weight.shape).astype(np.float32) * 0.5)
+    model.compile(optimizer="adam", loss="mse")
+    data = (x, y) if batches is None else (tf.data.Dataset.from_tensor_slices((x, y)).batch(batches),)
+    history = model.fit(*data, batch_size=None if batches is not None else 4, epochs=2, verbose=0)
+    return history.history["loss"], model.train_function
+
+
+@pytest.mark.parametrize("source", ["dataset", "arrays"])
+def test_fit_compiles_its_partial_last_batch_in_the_background_with_the_same_values(on, source):
+    """Keras's fit looks at its next batch before each step of the first epoch (a prefetching tf.data iterator
+    holds it already): a new size, the partial last batch, queues its compile while the first step compiles."""
+    rng = np.random.default_rng(1)
+    x, y = rng.normal(size=(6, 3)).astype(np.float32), rng.normal(size=(6, 1)).astype(np.float32)
+    submitted = []
+    original = background.submit
+
+    def counting(compile_fn):
+        submitted.append(compile_fn)
+        return original(compile_fn)
+
+    background.submit = counting
+    try:
+        losses, train_function = _fit_losses(x, y, 4 if source == "dataset" else None)
+    finally:
+        background.submit = original
+    assert len(submitted) == 1  # the size-2 step, queued while the size-4 step compiled
+    (concrete,) = {id(c): c for c in train_function.compiled._concrete.values()}.values()
+    assert sorted(concrete._by_size.keys()) == [((2, 3), (2, 1)), ((4, 3), (4, 1))]
+    background.FLAG.on = False
+    try:
+        plain, _ = _fit_losses(x, y, 4 if source == "dataset" else None)
+    finally:
+        background.FLAG.on = True
+    assert losses == plain  # bit for bit: the same lowered program, compiled on another thread
+
+
+def test_fit_never_reads_ahead_of_a_generator():
+    """A generator's next batch belongs to whoever reads it next (the next epoch, with steps_per_epoch), so fit's
+    look-ahead leaves generators alone: each batch is read just before its step, as before."""
+    events = []
+
+    def batches():
+        while True:
+            events.append("read")
+            yield np.ones((4, 3), np.float32), np.ones((4, 1), np.float32)
+
+    class Steps(tf.keras.callbacks.Callback):
+        def on_train_batch_begin(self, batch, logs=None):
+            events.append("step")
+
+    model = tf.keras.Sequential([tf.keras.Input((3,)), tf.keras.layers.Dense(1)])
+    model.compile(optimizer="sgd", loss="mse")
+    model.fit(batches(), steps_per_epoch=3, epochs=2, verbose=0, callbacks=[Steps()])
+    assert events == ["read", "step"] * 6
