@@ -73,6 +73,15 @@ def compare(cache: str, fast: Sequence[Any], plain: Sequence[Any], what: str = "
             _fail(cache, what, f"value {i} differs:\n  cached: {np.asarray(a)!r}\n  plain:  {np.asarray(b)!r}")
 
 
+def same_bits(got: Sequence[Any], expected: Sequence[Any]) -> bool:
+    """Whether two lists of arrays hold the same arrays bit for bit: dtype, shape and bytes (a NaN equals itself,
+    -0.0 differs from 0.0), for values that are moved, never computed, so must be exact."""
+    if len(got) != len(expected):
+        return False
+    pairs = [(np.asarray(a), np.asarray(b)) for a, b in zip(got, expected)]
+    return all(a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes() for a, b in pairs)
+
+
 def require(cache: str, same: bool | Callable[[], bool], what: str) -> None:
     """Raises CheckError naming `cache` unless `same` (a structural comparison) holds."""
     if not (same() if callable(same) else same):

@@ -124,9 +124,8 @@ class Churning:
             return None  # inside an outer JAX trace (jax.eval_shape of a Keras call): the op is part of its program
         if checking.FLAG.on:
             expected = jax.tree_util.tree_leaves(self.jitted(*vals))
-            checking.require("one-off op on the host (one_off.py)", len(expected) == len(outs) and all(
-                a.dtype == b.dtype and a.shape == b.shape and np.asarray(a).tobytes() == np.asarray(b).tobytes()
-                for a, b in zip(outs, expected)), f"{self.key[0].op_type}: host values differ from the executable's")
+            checking.require("one-off op on the host (one_off.py)", checking.same_bits(outs, expected),
+                             f"{self.key[0].op_type}: host values differ from the executable's")
         return jax.tree_util.tree_unflatten(treedef, outs)
 
     def _direct(self, vals: tuple) -> Any:

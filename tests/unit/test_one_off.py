@@ -193,3 +193,13 @@ def test_a_growing_concat_with_a_python_row_stops_compiling(dtype, unchecked):
     assert len(compiled) == 0
     assert x.dtype == (tf.string if dtype == "string" else tf.float32)
     np.testing.assert_array_equal(x.numpy(), expected)
+
+
+def test_host_values_are_compared_bit_for_bit():
+    # moved values must be exact: a NaN equals itself, a sign of zero or a dtype is a difference
+    nan = np.array([np.nan, 1.0], np.float32)
+    assert checking.same_bits([nan, np.arange(3)], [nan.copy(), np.arange(3)])
+    assert not checking.same_bits([np.array([0.0], np.float32)], [np.array([-0.0], np.float32)])
+    assert not checking.same_bits([np.arange(3, dtype=np.int32)], [np.arange(3, dtype=np.int64)])
+    assert not checking.same_bits([np.zeros((2, 1))], [np.zeros((1, 2))])
+    assert not checking.same_bits([np.zeros(2)], [np.zeros(2), np.zeros(2)])
