@@ -10,7 +10,7 @@ import pytest
 from jax._src import stages
 
 import tapejax as tf
-from tapejax._src import background, checking, tiers
+from tapejax._src import background, checking, tiers, xla_options
 
 
 @pytest.fixture
@@ -25,9 +25,20 @@ def short(monkeypatch):
     tf.debugging.wait_for_compiles()
 
 
+def _quick() -> dict:
+    """The options of a quick-tier compile: the quick emitters over xla_options' choice."""
+    return {**xla_options.options(), **tiers.QUICK}
+
+
+def _optimised() -> dict:
+    """The options of an optimised-tier compile: xla_options' choice ({} where XLA's defaults stand)."""
+    return dict(xla_options.options())
+
+
 @pytest.fixture
 def options(monkeypatch):
     """The compiler options of every XLA compile of a lowered program (JAX's `Lowered.compile`), in order."""
+    xla_options.options()  # decided (its trial compile made) before recording
     seen = []
     original = stages.Lowered.compile
 
@@ -73,15 +84,15 @@ def test_the_first_executable_is_quick_and_the_switch_is_on_a_fixed_call(short, 
     concrete = next(iter(step._concrete.values()))
     executable = concrete._compiled
     assert isinstance(executable, tiers.Tiered) and not executable.optimised
-    assert options == [tiers.QUICK]  # one compile, with the quick emitters
+    assert options == [_quick()]  # one compile, with the quick emitters
     for k in range(1, 3):
         step(tf.constant(xs[k]))
-    assert not executable.optimised and options == [tiers.QUICK]  # call 3: still quick, nothing compiled
+    assert not executable.optimised and options == [_quick()]  # call 3: still quick, nothing compiled
     step(tf.constant(xs[3]))  # call 4 (SWITCH_AT): compiled here (background compilation off), and used
     assert executable.optimised and executable._lowered is None  # the lowered program is let go
-    assert options == [tiers.QUICK, {}]
+    assert options == [_quick(), _optimised()]
     step(tf.constant(xs[4]))
-    assert options == [tiers.QUICK, {}]  # nothing compiled again
+    assert options == [_quick(), _optimised()]  # nothing compiled again
     assert step.experimental_get_tracing_count() == 1
 
 
@@ -127,7 +138,7 @@ def test_a_step_with_none_dimensions_is_tiered_per_size(short, options, monkeypa
         x = np.arange(n * 3, dtype=np.float32).reshape(n, 3)
         np.testing.assert_allclose(f(tf.constant(x)).numpy(), (np.sin(x) * 2.0).sum(1), rtol=1e-5)
     # size 2: quick on its first call, optimised on its fourth; size 5: quick once
-    assert options.count(tiers.QUICK) == 2 and options.count({}) == 1
+    assert options.count(_quick()) == 2 and options.count(_optimised()) == 1
 
 
 class _Lowered:
@@ -139,11 +150,12 @@ class _Lowered:
 
     def compile(self, options=None):
         self.compiles.append(options)
-        if options and self.quick_error:
+        quick = options is not None and options.items() >= tiers.QUICK.items()
+        if quick and self.quick_error:
             raise self.quick_error
-        if not options and self.optimised_error:
+        if not quick and self.optimised_error:
             raise self.optimised_error
-        answer = "quick" if options else self.optimised_answer
+        answer = "quick" if quick else self.optimised_answer
         return lambda x: (answer, x)
 
 
@@ -153,16 +165,16 @@ def test_a_failed_optimised_compile_keeps_the_quick_executable(short, monkeypatc
         lowered = _Lowered(optimised_error=RuntimeError("XLA failed"))
         executable = tiers.compile(lowered, 1000)
         assert [executable(k)[0] for k in range(6)] == ["quick"] * 6
-        assert executable.optimised and lowered.compiles == [tiers.QUICK, None]
+        assert executable.optimised and lowered.compiles == [_quick(), _optimised() or None]
 
 
 def test_an_xla_without_the_quick_emitters_compiles_with_its_defaults(short, monkeypatch):
     lowered = _Lowered(quick_error=ValueError("INVALID_ARGUMENT: No such compile option: 'xla_cpu_use_fusion_e'"))
     executable = tiers.compile(lowered, 1000)
-    assert executable(1) == ("optimised", 1) and lowered.compiles == [tiers.QUICK, None]
+    assert executable(1) == ("optimised", 1) and lowered.compiles == [_quick(), _optimised() or None]
     assert not tiers.FLAG.on  # not tried again
     lowered = _Lowered()
-    assert tiers.compile(lowered, 1000)(2) == ("optimised", 2) and lowered.compiles == [None]
+    assert tiers.compile(lowered, 1000)(2) == ("optimised", 2) and lowered.compiles == [_optimised() or None]
 
 
 def test_a_program_the_quick_emitters_refuse_compiles_with_the_defaults(short):
