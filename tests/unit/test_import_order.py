@@ -14,7 +14,7 @@ ROOT = pathlib.Path(tapejax.__file__).parent
 SRC = "tapejax._src"
 MAX_LINES = 450
 # Each module may import only modules listed before it (DESIGN/STYLE layering, adapted: see docs/design.md).
-ORDER = ["host_memory", "dtypes", "errors", "logs", "caches", "checking", "one_off", "string_values", "background", "tiers", "compilation_cache", "context", "tensor", "deferred", "convert",
+ORDER = ["host_memory", "dtypes", "errors", "logs", "caches", "checking", "one_off", "string_values", "background", "xla_options", "tiers", "compilation_cache", "context", "tensor", "deferred", "convert",
          "tape", "variable", "pytrees", "static_values", "dispatch", "contracts", "zero_cotangent", "registry", "indexed_slices", "sparse_gradients", "lowering", "executables", "structure",
          "structured_jacobian", "transforms", "sweep", "problem", "repeated", "chunks", "debugging", "tape_arguments", "gradient_tape", "forward", "custom_gradient",
          "checkpoint_pending", "module", "capture", "control_flow", "tensor_array", "tensor_array_loops", "loops", "autograph_transform",
