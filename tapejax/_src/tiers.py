@@ -49,16 +49,11 @@ FLAG = _Flag()
 _LOCK = threading.Lock()  # the two rare transitions of any Tiered (a call's count needs none)
 
 
-@functools.cache
-def _cpu() -> bool:
-    return jax.default_backend() == "cpu"
-
-
 def compile(lowered: Any, equations: int) -> Any:
     """`lowered`'s executable: a `Tiered` one for a program of `equations` (its jaxpr's, nested ones included) on a
     CPU (a callable like JAX's `Compiled`), else JAX's own. A program of `MIN_EQUATIONS` or more on a CPU compiles
     with `xla_options` (both tiers); a smaller one with XLA's defaults, as each eager op does."""
-    if not (equations >= MIN_EQUATIONS and _cpu()):
+    if not (equations >= MIN_EQUATIONS and xla_options.cpu()):
         return lowered.compile()
     if not FLAG.on:
         return xla_options.compile(lowered)

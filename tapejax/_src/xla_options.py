@@ -42,9 +42,15 @@ _CPU = {_OPTION: "LIBRARY_FUSION_TYPE_INDIVIDUAL_DOT,LIBRARY_FUSION_TYPE_REDUCE"
 
 
 @functools.cache
+def cpu() -> bool:
+    """Whether JAX's default backend is a CPU (XLA:CPU's options apply; decided once, as the backend is)."""
+    return jax.default_backend() == "cpu"
+
+
+@functools.cache
 def options() -> dict[str, str]:
     """The compiler options of tiers.py's programs (see the module docstring); {} for XLA's defaults."""
-    if _OPTION in os.environ.get("XLA_FLAGS", "") or jax.default_backend() != "cpu":
+    if _OPTION in os.environ.get("XLA_FLAGS", "") or not cpu():
         return {}
     try:
         jax.jit(lambda: 0, compiler_options=_CPU).lower().compile()
